@@ -1,0 +1,144 @@
+"""``python -m trilu``: check every ONNX type against the spec, then time it.
+
+The check needs nothing but numpy (bfloat16 also needs ml_dtypes); the answer
+for each element is taken from the spec's own words, not from numpy.triu.
+Exits 1 if any check fails.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+import trilu
+
+ONNX_TYPES = [
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+    "uint64", "float16", "float32", "float64", "bfloat16", "complex64",
+    "complex128", "string",
+]  # fmt: skip
+
+
+def _dtype(name: str) -> Any:
+    if name == "bfloat16":
+        import ml_dtypes  # noqa: PLC0415  (optional: onnx's own bfloat16)
+
+        return ml_dtypes.bfloat16
+    return object if name == "string" else np.dtype(name)
+
+
+def _spec(x: np.ndarray, k: int, upper: bool, zero: Any) -> list[Any]:
+    """Trilu-14 in the spec's words: keep (i, j) on/above (upper) or on/below
+    the k-th diagonal, that is j - i >= k or j - i <= k; zero the rest."""
+    rows, cols = x.shape[-2:]
+    flat = x.reshape(-1, rows, cols)
+    return [
+        [
+            [
+                flat[b, i, j] if (j - i >= k if upper else j - i <= k) else zero
+                for j in range(cols)
+            ]
+            for i in range(rows)
+        ]
+        for b in range(flat.shape[0])
+    ]
+
+
+def _same(got: np.ndarray, want: list[Any], dtype: Any) -> bool:
+    if dtype is object:
+        return got.ravel().tolist() == np.array(want, dtype=object).ravel().tolist()
+    return got.tobytes() == np.array(want, dtype=dtype).tobytes()
+
+
+def self_check(rng: np.random.Generator) -> tuple[int, int, list[str]]:
+    """Every type x upper/lower x k x shape; returns (passed, failed, notes)."""
+    passed = failed = 0
+    notes = []
+    for name in ONNX_TYPES:
+        try:
+            dtype = _dtype(name)
+        except ImportError:
+            notes.append(f"{name}: skipped (pip install ml_dtypes to check it)")
+            continue
+        for shape in [(4, 5), (2, 3, 3), (3, 1, 5), (5, 2)]:
+            size = int(np.prod(shape))
+            if dtype is object:
+                x = np.array([f"s{v}" for v in range(size)], dtype=object)
+                zero: Any = ""
+            else:
+                raw = rng.integers(1, 100, size=size)
+                x = raw.astype(bool) if name == "bool" else raw.astype(dtype)
+                zero = np.zeros((), dtype)[()]
+            x = x.reshape(shape)
+            for upper in (True, False):
+                for k in (-7, -1, 0, 1, 2, 6):
+                    got = trilu.trilu(x, k, upper)
+                    if _same(got, _spec(x, k, upper, zero), dtype):
+                        passed += 1
+                    else:
+                        failed += 1
+                        notes.append(f"FAIL {name} shape={shape} k={k} upper={upper}")
+    return passed, failed, notes
+
+
+def _median_time(fn: Any, budget: float = 0.15) -> float:
+    times = []
+    deadline = time.perf_counter() + budget
+    while len(times) < 5 or (time.perf_counter() < deadline and len(times) < 200):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def speed_table(rng: np.random.Generator) -> list[str]:
+    """trilu against numpy on a few sizes: medians, interleaved, as ratios."""
+    cases = [
+        ("4x5 int64", rng.integers(0, 9, (4, 5)), 0, True),
+        ("512x512 float32", rng.random((512, 512), dtype=np.float32), 0, True),
+        ("2048x2048 float64", rng.random((2048, 2048)), 0, True),
+        ("2048x2048 float64, k=-100", rng.random((2048, 2048)), -100, False),
+        ("100000x3x3 float64", rng.random((100000, 3, 3)), 0, True),
+    ]
+    lines = [f"{'case':28s} {'op':5s} {'numpy':>10s} {'trilu':>10s} {'numpy/trilu':>12s}"]
+    for label, x, k, upper in cases:
+        ours = trilu.triu if upper else trilu.tril
+        theirs = np.triu if upper else np.tril
+        t_np = _median_time(lambda: theirs(x, k))
+        t_tr = _median_time(lambda: ours(x, k))
+        lines.append(
+            f"{label:28s} {'triu' if upper else 'tril':5s} {_fmt(t_np):>10s} "
+            f"{_fmt(t_tr):>10s} {t_np / t_tr:11.1f}x"
+        )
+    return lines
+
+
+def _fmt(seconds: float) -> str:
+    return f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
+
+
+def main() -> int:
+    rng = np.random.default_rng(2026)
+    print(
+        f"trilu {trilu.__version__}, numpy {np.__version__}, Python "
+        f"{platform.python_version()}, {platform.machine()}, "
+        f"{trilu.get_num_threads()} thread(s)"
+    )
+    passed, failed, notes = self_check(rng)
+    for note in notes:
+        print("  " + note)
+    verdict = "PASS" if failed == 0 else "FAIL"
+    print(f"self-check against the ONNX Trilu-14 spec: {verdict} ({passed} passed, {failed} failed)")
+    print()
+    print("speed (median of repeated calls; ratio > 1 means trilu is faster):")
+    for line in speed_table(rng):
+        print("  " + line)
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,303 @@
+"""The public functions: validate, resolve ``k``, route dtypes, call the kernel.
+
+Everything that can be decided in Python is decided here, so the kernel only
+ever sees plain bytes: dtypes that hold references (object, StringDType,
+structured with object fields) go through numpy's own copy, and a byte order
+that differs between input and output is swapped first.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+import os
+import sys
+import warnings
+from typing import Any
+
+import numpy as np
+
+from . import _kernel
+
+_ndarray = np.ndarray
+
+# --- threads -----------------------------------------------------------------
+
+
+def _default_threads() -> int:
+    """TRILU_NUM_THREADS, else the CPUs this process may run on."""
+    env = os.environ.get("TRILU_NUM_THREADS", "").strip()
+    if env:
+        try:
+            n = int(env)
+            if n >= 1:
+                return n
+        except ValueError:
+            pass
+        warnings.warn(
+            f"TRILU_NUM_THREADS={env!r} is not a positive integer; ignored",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    count = getattr(os, "process_cpu_count", os.cpu_count)()  # 3.13+: affinity
+    return max(1, count or 1)
+
+
+def set_num_threads(n: int | None = None) -> None:
+    """Set how many threads a large call may use; 1 disables threading.
+
+    ``None`` restores the default: the ``TRILU_NUM_THREADS`` environment
+    variable if set, else the number of CPUs this process may run on. Calls on
+    less than about 1 MiB always run on the calling thread.
+    """
+    if n is None:
+        n = _default_threads()
+    elif isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"n must be an integer, got {type(n).__name__}")
+    elif n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    _kernel.set_num_threads(min(int(n), 64))
+
+
+def get_num_threads() -> int:
+    """How many threads a large call may use."""
+    return _kernel.get_num_threads()
+
+
+# --- arguments -----------------------------------------------------------------
+
+
+def _numpy_k(k: Any) -> int:
+    """numpy's k: anything integral, int-like or a 0-d array; never 1.5."""
+    if isinstance(k, _ndarray):
+        if k.ndim != 0:
+            raise TypeError(f"k must be an integer, got an array of shape {k.shape}")
+        k = k[()]
+    try:
+        return operator.index(k)
+    except TypeError:
+        pass
+    if isinstance(k, numbers.Real):
+        value = float(k)
+        if value.is_integer():  # 2.0 works, as in numpy; inf and nan do not
+            return int(value)
+        raise TypeError(f"k must be an integer, got {type(k).__name__} {k!r}")
+    raise TypeError(f"k must be an integer, got {type(k).__name__}")
+
+
+def _onnx_k(k: Any) -> int:
+    """ONNX's k: an integer, or an integer tensor of one element."""
+    if isinstance(k, (bool, np.bool_)):
+        raise TypeError("k must be an integer, got bool (upper= sets the triangle)")
+    if isinstance(k, _ndarray):
+        if k.size != 1 or k.ndim > 1 or k.dtype.kind not in "iu":
+            raise TypeError(
+                "k must be an integer or a one-element integer array, got an "
+                f"array of shape {k.shape} and dtype {k.dtype}"
+            )
+        return int(k.reshape(())[()])
+    try:
+        return operator.index(k)
+    except TypeError:
+        raise TypeError(f"k must be an integer, got {type(k).__name__}") from None
+
+
+def _onnx_upper(upper: Any) -> bool:
+    """ONNX's upper attribute: a bool, or the int 0 or 1."""
+    if upper is True or upper is False:
+        return upper
+    if isinstance(upper, np.bool_):
+        return bool(upper)
+    try:
+        value = operator.index(upper)
+    except TypeError:
+        raise TypeError(
+            f"upper must be a bool or 0/1, got {type(upper).__name__}"
+        ) from None
+    if value not in (0, 1):
+        raise ValueError(f"upper must be a bool or 0/1, got {value}")
+    return bool(value)
+
+
+_ONNX_KINDS = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8), "c": (8, 16)}
+
+
+_onnx_type_cache: dict[np.dtype, bool] = {}
+
+
+def _is_onnx_type(dtype: np.dtype) -> bool:
+    """One of the 16 types of Trilu's type constraint (strings in any form)."""
+    ok = _onnx_type_cache.get(dtype)
+    if ok is None:
+        if dtype.kind in "OUST":
+            ok = True
+        elif dtype.kind in _ONNX_KINDS:
+            ok = dtype.itemsize in _ONNX_KINDS[dtype.kind]
+        else:  # ml_dtypes.bfloat16, without importing ml_dtypes
+            ok = dtype.type.__name__ == "bfloat16" and dtype.itemsize == 2
+        _onnx_type_cache[dtype] = ok
+    return ok
+
+
+def _check_out(out: Any, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    """Reject a bad out= before anything is written."""
+    if not isinstance(out, _ndarray):
+        raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
+    if out.shape != shape:
+        raise ValueError(f"out has shape {out.shape}, but the result has shape {shape}")
+    if out.dtype != dtype and not np.can_cast(dtype, out.dtype, "equiv"):
+        raise TypeError(f"out has dtype {out.dtype}, but the result has dtype {dtype}")
+    if not out.flags.writeable:
+        raise ValueError("out is read-only")
+    for n, stride in zip(out.shape, out.strides):
+        if stride == 0 and n > 1 and out.size:
+            raise ValueError("out has a zero stride: its elements overlap")
+
+
+# --- the operation ---------------------------------------------------------------
+
+
+def _keep_mask(rows: int, cols: int, k: int, upper: bool) -> np.ndarray:
+    """True where (i, j) is kept: j - i >= k (upper) or j - i <= k (lower)."""
+    offset = np.arange(cols) - np.arange(rows)[:, None]
+    return offset >= k if upper else offset <= k
+
+
+def _by_reference(m: np.ndarray, k: int, upper: bool, out: Any, zero: Any) -> np.ndarray:
+    """Object and StringDType arrays: numpy copies the references, never bytes."""
+    rows, cols = m.shape[-2:]
+    if out is None:
+        out = np.empty(m.shape, np.result_type(m.dtype))
+    if out is not m:
+        np.copyto(out, m, casting="equiv")  # numpy buffers an overlapping m
+    np.copyto(out, zero, where=~_keep_mask(rows, cols, k, upper))
+    return out
+
+
+def _apply(m: np.ndarray, k: int, upper: bool, out: Any, onnx: bool) -> np.ndarray:
+    """The triangle of ndarray m, into out (validated here) or a new array."""
+    if m.ndim < 2:
+        if onnx or m.ndim == 0:
+            raise ValueError(
+                f"input must have at least 2 dimensions, got shape {m.shape}"
+            )
+        n = m.shape[0]  # numpy: a 1-D m is taken as the rows of an n x n matrix
+        if n * n * m.dtype.itemsize > sys.maxsize:
+            raise MemoryError(f"a {n} x {n} result of {m.dtype} cannot be allocated")
+        m = np.broadcast_to(m, (n, n))
+    dtype = m.dtype
+    if out is None and dtype.isnative and not dtype.hasobject:
+        return _kernel.fill(m, None, k, upper)  # the common case, kept short
+    rdtype = dtype if dtype.isnative else np.result_type(dtype)
+    if out is not None:
+        _check_out(out, m.shape, rdtype)
+    if dtype.hasobject:
+        rows, cols = m.shape[-2:]
+        k = -rows if k < -rows else cols if k > cols else k
+        if onnx and dtype.kind == "O":
+            zero: Any = ""  # an ONNX string tensor as an object array
+        else:
+            zero = np.zeros((), dtype)  # numpy's zero: int 0 in object fields
+        return _by_reference(m, k, upper, out, zero)
+    if out is None:  # another byte order: swap into the result, then cut it
+        m = m.astype(rdtype)
+        return _kernel.fill(m, m, k, upper)
+    if out.dtype != dtype:  # another byte order than out's: swap first
+        m = m.astype(out.dtype)
+    elif out is not m and np.may_share_memory(m, out):
+        same = (
+            m.__array_interface__["data"][0] == out.__array_interface__["data"][0]
+            and m.strides == out.strides
+        )
+        if not same:  # a partial overlap: work on a copy of m
+            m = m.copy()
+    return _kernel.fill(m, out, k, upper)
+
+
+def _foreign(m: Any, k: int, upper: bool) -> Any:
+    """Arrays of other libraries: dask through trilu, the rest their own code."""
+    cls = type(m)
+    if cls.__module__.startswith("dask.array"):
+        from . import _dask
+
+        return _dask.triangle(m, k, upper)
+    if hasattr(cls, "__array_function__"):
+        return (np.triu if upper else np.tril)(m, k)
+    return None
+
+
+def triu(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
+    """Upper triangle of an array: ``numpy.triu``, bit for bit, with ``out=``.
+
+    Elements below the k-th diagonal of the last two axes are zeroed
+    (``k > 0`` is above the main diagonal). A 1-D ``m`` gives an N x N result,
+    as in numpy. ``out`` may be ``m`` itself (in place) or any writable array
+    of the result's shape and dtype; it is then filled and returned.
+    """
+    if type(m) is not _ndarray:
+        if type(k) is not int:
+            k = _numpy_k(k)
+        if not isinstance(m, _ndarray):
+            other = _foreign(m, k, True)
+            if other is not None:
+                if out is not None:
+                    raise TypeError("out= needs a numpy array input")
+                return other
+        m = np.asarray(m)
+    elif type(k) is not int:
+        k = _numpy_k(k)
+    return _apply(m, k, True, out, False)
+
+
+def tril(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
+    """Lower triangle of an array: ``numpy.tril``, bit for bit, with ``out=``.
+
+    Elements above the k-th diagonal of the last two axes are zeroed
+    (``k > 0`` is above the main diagonal). Otherwise as :func:`triu`.
+    """
+    if type(m) is not _ndarray:
+        if type(k) is not int:
+            k = _numpy_k(k)
+        if not isinstance(m, _ndarray):
+            other = _foreign(m, k, False)
+            if other is not None:
+                if out is not None:
+                    raise TypeError("out= needs a numpy array input")
+                return other
+        m = np.asarray(m)
+    elif type(k) is not int:
+        k = _numpy_k(k)
+    return _apply(m, k, False, out, False)
+
+
+def trilu(
+    input: Any, k: Any = 0, upper: Any = True, *, out: np.ndarray | None = None
+) -> Any:
+    """The ONNX Trilu operator (opset 14) on a tensor of shape [*, N, M].
+
+    Keeps the elements on and above (``upper``) or on and below the k-th
+    diagonal of each matrix and zeroes the rest; strings are zeroed to "".
+    ``k`` is an integer or a one-element integer array; ``upper`` a bool or
+    0/1. All 16 types of the operator's type constraint are accepted.
+    """
+    if type(k) is not int:
+        k = _onnx_k(k)
+    if upper is not True and upper is not False:
+        upper = _onnx_upper(upper)
+    if type(input) is not _ndarray:
+        if not isinstance(input, _ndarray):
+            other = _foreign(input, k, upper)
+            if other is not None:
+                if out is not None:
+                    raise TypeError("out= needs a numpy array input")
+                return other
+        input = np.asarray(input)
+    if not _is_onnx_type(input.dtype):
+        raise TypeError(
+            f"input has dtype {input.dtype}, which is not in Trilu's type "
+            "constraint (bool, int8-64, uint8-64, float16/32/64, bfloat16, "
+            "complex64/128, string)"
+        )
+    return _apply(input, k, upper, out, True)

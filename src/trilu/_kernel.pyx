@@ -1,0 +1,458 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, freethreading_compatible=True
+"""trilu's compiled kernel: copy the kept triangle of each matrix, zero the rest.
+
+The Python layer (``trilu._api``) hands over arrays whose bytes can move as
+they are: same shape and itemsize, no object references, same byte order, and
+``k`` clamped to ``[-rows, cols]``. Everything here works on raw bytes, so one
+specialization per element width serves every such dtype.
+
+Element loads and stores go through ``memcpy`` of a constant width, which
+compiles to a single unaligned-safe move: unaligned arrays need no special case.
+Arrays reach C through numpy's C API rather than typed memoryviews, because
+acquiring two fused 3-D memoryviews costs ~390 ns a call, twice the time of
+``np.empty_like`` and more than half the budget of a whole 4x5 call.
+"""
+
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy, memset
+
+cimport numpy as cnp
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+
+cnp.import_array()
+
+
+cdef extern from "numpy/arrayobject.h":
+    object PyArray_NewLikeArray(cnp.ndarray prototype, cnp.NPY_ORDER order,
+                                void *descr, int subok)
+
+
+cdef extern from "_threads.h" nogil:
+    ctypedef void (*trilu_task_fn)(void *) noexcept nogil
+    enum: TRILU_MAX_THREADS    # 64
+    void trilu_parallel(trilu_task_fn fn, void **args, int n)
+
+
+# --- element types ---------------------------------------------------------
+
+ctypedef struct u128:          # complex128, long double, 16-byte strings
+    uint64_t lo
+    uint64_t hi
+
+ctypedef struct any_width:     # any other itemsize: copied with a runtime width
+    char byte
+
+ctypedef fused elem_t:         # one element, moved whole
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+    u128
+    any_width
+
+ctypedef fused word_t:         # a machine word, for the branchless keep-mask
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+
+
+# --- tuning (bytes; measured with bench/, see README) ------------------------
+
+cdef enum:
+    # Matrices with rows shorter than this, and small enough for the mask to
+    # stay in L1, are done whole by ANDing a keep-mask: no per-row calls.
+    MASK_ROW_BYTES = 256
+    MASK_MATRIX_BYTES = 32768
+    # The mask covers a block of consecutive matrices this long, so batches of
+    # 3x3 matrices run as one long vectorizable loop.
+    MASK_BLOCK_BYTES = 4096
+    # Work below this stays on the calling thread: a thread costs ~20 us.
+    PARALLEL_MIN_BYTES = 1 << 20
+    # ... and below this keeps the GIL: releasing it costs more than the work.
+    NOGIL_MIN_BYTES = 1 << 14
+    MAX_BATCH_DIMS = 64        # NPY_MAXDIMS of numpy 2 (numpy 1 has 32)
+
+
+cdef enum Method:
+    ROWS            # contiguous rows: memset + memcpy per row
+    STRIDED         # any strides: element by element
+    MASKED          # contiguous small matrices: dst = src & keep-mask
+
+
+cdef struct Job:
+    const char *src
+    char *dst
+    Py_ssize_t rows, cols, k, width
+    Py_ssize_t src_row, src_col, dst_row, dst_col
+    bint upper, inplace
+    Method method
+    # batch dimensions, size-1 dims dropped and mergeable dims merged
+    int ndim
+    Py_ssize_t shape[MAX_BATCH_DIMS]
+    Py_ssize_t src_step[MAX_BATCH_DIMS]
+    Py_ssize_t dst_step[MAX_BATCH_DIMS]
+    # MASKED only: keep-mask bytes for `block` consecutive matrices
+    const char *mask
+    Py_ssize_t matrix_bytes, block
+    bint flat                  # the whole batch is one contiguous run
+    int word
+
+
+cdef struct Chunk:             # one thread's share: units [start, stop)
+    Job *job
+    Py_ssize_t start, stop     # matrices (MASKED) or rows of the flat batch
+
+
+cdef int _num_threads = 1
+
+
+def set_num_threads(int n):
+    """Set the number of threads large calls may use (validated by trilu)."""
+    global _num_threads
+    _num_threads = max(1, min(n, TRILU_MAX_THREADS))
+
+
+def get_num_threads():
+    """The number of threads large calls may use."""
+    return _num_threads
+
+
+# --- walking the batch -------------------------------------------------------
+
+cdef inline void batch_seek(const Job *job, Py_ssize_t b, Py_ssize_t *idx,
+                            Py_ssize_t *so, Py_ssize_t *do) noexcept nogil:
+    """Offsets of flat batch index b: one division per dimension, once a chunk."""
+    cdef int d
+    so[0] = 0
+    do[0] = 0
+    for d in range(job.ndim - 1, -1, -1):
+        idx[d] = b % job.shape[d]
+        b //= job.shape[d]
+        so[0] += idx[d] * job.src_step[d]
+        do[0] += idx[d] * job.dst_step[d]
+
+
+cdef inline void batch_next(const Job *job, Py_ssize_t *idx,
+                            Py_ssize_t *so, Py_ssize_t *do) noexcept nogil:
+    """Advance to the next matrix of the batch (odometer order)."""
+    cdef int d = job.ndim - 1
+    while d >= 0:
+        idx[d] += 1
+        so[0] += job.src_step[d]
+        do[0] += job.dst_step[d]
+        if idx[d] < job.shape[d]:
+            return
+        so[0] -= job.shape[d] * job.src_step[d]
+        do[0] -= job.shape[d] * job.dst_step[d]
+        idx[d] = 0
+        d -= 1
+
+
+# --- rows ----------------------------------------------------------------------
+
+cdef inline void row_strided(elem_t *tag, const char *s, char *d,
+                             Py_ssize_t ss, Py_ssize_t ds, Py_ssize_t w,
+                             Py_ssize_t n, Py_ssize_t lo, Py_ssize_t hi,
+                             bint inplace) noexcept nogil:
+    """Zero [0, lo) and [hi, n), copy [lo, hi): elements of any strides."""
+    cdef Py_ssize_t j
+    cdef elem_t v, zero
+    memset(&zero, 0, sizeof(elem_t))
+    if elem_t is any_width:
+        for j in range(lo):
+            memset(d + j * ds, 0, w)
+        if not inplace:
+            for j in range(lo, hi):
+                memcpy(d + j * ds, s + j * ss, w)
+        for j in range(hi, n):
+            memset(d + j * ds, 0, w)
+    else:
+        for j in range(lo):
+            memcpy(d + j * ds, &zero, sizeof(elem_t))
+        if not inplace:
+            for j in range(lo, hi):
+                memcpy(&v, s + j * ss, sizeof(elem_t))
+                memcpy(d + j * ds, &v, sizeof(elem_t))
+        for j in range(hi, n):
+            memcpy(d + j * ds, &zero, sizeof(elem_t))
+
+
+cdef inline void row_contiguous(const char *s, char *d, Py_ssize_t n,
+                                Py_ssize_t lo, Py_ssize_t hi,
+                                bint inplace) noexcept nogil:
+    """The same on one contiguous run of n bytes, lo and hi in bytes."""
+    if lo > 0:
+        memset(d, 0, lo)
+    if hi > lo and not inplace:
+        memcpy(d + lo, s + lo, hi - lo)
+    if hi < n:
+        memset(d + hi, 0, n - hi)
+
+
+cdef void rows_chunk(elem_t *tag, const Chunk *c) noexcept nogil:
+    """Rows [start, stop) of the flattened (batch, row) index."""
+    cdef const Job *job = c.job
+    cdef Py_ssize_t idx[MAX_BATCH_DIMS]
+    cdef Py_ssize_t so, do, u, lo, hi
+    cdef Py_ssize_t i = c.start % job.rows
+    cdef Py_ssize_t w = job.width, n = job.cols
+    cdef const char *s
+    cdef char *d
+    batch_seek(job, c.start // job.rows, idx, &so, &do)
+    for u in range(c.start, c.stop):
+        # kept columns [lo, hi): j - i >= k (upper) or j - i <= k (lower)
+        if job.upper:
+            lo = min(max(i + job.k, 0), n)
+            hi = n
+        else:
+            lo = 0
+            hi = min(max(i + job.k + 1, 0), n)
+        s = job.src + so + i * job.src_row
+        d = job.dst + do + i * job.dst_row
+        if job.method == ROWS:
+            row_contiguous(s, d, n * w, lo * w, hi * w, job.inplace)
+        else:
+            row_strided(tag, s, d, job.src_col, job.dst_col, w, n, lo, hi,
+                        job.inplace)
+        i += 1
+        if i == job.rows:
+            i = 0
+            batch_next(job, idx, &so, &do)
+
+
+# --- whole small matrices --------------------------------------------------------
+
+cdef inline void and_mask(word_t *tag, const char *s, char *d,
+                          const char *mask, Py_ssize_t nbytes) noexcept nogil:
+    """d = s & mask over nbytes: branchless, keeps NaN payloads and -0.0."""
+    cdef Py_ssize_t t, n = nbytes // <Py_ssize_t>sizeof(word_t)
+    cdef word_t v, m
+    for t in range(n):
+        memcpy(&v, s + t * sizeof(word_t), sizeof(word_t))
+        memcpy(&m, mask + t * sizeof(word_t), sizeof(word_t))
+        v = v & m
+        memcpy(d + t * sizeof(word_t), &v, sizeof(word_t))
+
+
+cdef void masked_chunk(word_t *tag, const Chunk *c) noexcept nogil:
+    """Matrices [start, stop), each contiguous, ANDed with the keep-mask."""
+    cdef const Job *job = c.job
+    cdef Py_ssize_t idx[MAX_BATCH_DIMS]
+    cdef Py_ssize_t so, do, b, count, left, size = job.matrix_bytes
+    if job.flat:
+        # one run: a block of matrices per pass of the (repeated) mask
+        so = c.start * size
+        left = c.stop - c.start
+        while left > 0:
+            count = min(left, job.block)
+            and_mask(tag, job.src + so, job.dst + so, job.mask, count * size)
+            so += count * size
+            left -= count
+        return
+    batch_seek(job, c.start, idx, &so, &do)
+    for b in range(c.start, c.stop):
+        and_mask(tag, job.src + so, job.dst + do, job.mask, size)
+        batch_next(job, idx, &so, &do)
+
+
+# --- dispatch ----------------------------------------------------------------------
+
+cdef void run_chunk(void *arg) noexcept nogil:
+    """Pick the specialization for the element width; runs on any thread."""
+    cdef const Chunk *c = <const Chunk *>arg
+    cdef const Job *job = c.job
+    cdef Py_ssize_t w = job.width
+    if job.method == MASKED:
+        if job.word == 8:
+            masked_chunk(<uint64_t *>NULL, c)
+        elif job.word == 4:
+            masked_chunk(<uint32_t *>NULL, c)
+        elif job.word == 2:
+            masked_chunk(<uint16_t *>NULL, c)
+        else:
+            masked_chunk(<uint8_t *>NULL, c)
+    elif job.method == ROWS:
+        rows_chunk(<any_width *>NULL, c)
+    elif w == 8:
+        rows_chunk(<uint64_t *>NULL, c)
+    elif w == 4:
+        rows_chunk(<uint32_t *>NULL, c)
+    elif w == 2:
+        rows_chunk(<uint16_t *>NULL, c)
+    elif w == 1:
+        rows_chunk(<uint8_t *>NULL, c)
+    elif w == 16:
+        rows_chunk(<u128 *>NULL, c)
+    else:
+        rows_chunk(<any_width *>NULL, c)
+
+
+cdef void run_chunks(void **args, int n) noexcept nogil:
+    if n == 1:
+        run_chunk(args[0])
+    else:
+        trilu_parallel(run_chunk, args, n)
+
+
+cdef void plan_batch(Job *job, cnp.ndarray src, cnp.ndarray dst) noexcept:
+    """Fill the batch dims: drop size-1 dims, merge dims that walk as one."""
+    cdef int a, nd = cnp.PyArray_NDIM(src) - 2
+    cdef Py_ssize_t n, ss, ds
+    cdef cnp.npy_intp *shape = cnp.PyArray_DIMS(src)
+    cdef cnp.npy_intp *sst = cnp.PyArray_STRIDES(src)
+    cdef cnp.npy_intp *dst_ = cnp.PyArray_STRIDES(dst)
+    job.ndim = 0
+    for a in range(nd):
+        n = shape[a]
+        ss = sst[a]
+        ds = dst_[a]
+        if n == 1:
+            continue
+        if (job.ndim > 0
+                and job.src_step[job.ndim - 1] == n * ss
+                and job.dst_step[job.ndim - 1] == n * ds):
+            job.shape[job.ndim - 1] *= n
+            job.src_step[job.ndim - 1] = ss
+            job.dst_step[job.ndim - 1] = ds
+            continue
+        job.shape[job.ndim] = n
+        job.src_step[job.ndim] = ss
+        job.dst_step[job.ndim] = ds
+        job.ndim += 1
+
+
+cdef Py_ssize_t clamp(object k, Py_ssize_t rows, Py_ssize_t cols) except? -1:
+    """k clamped to [-rows, cols], where every k beyond gives the same answer."""
+    cdef int overflow
+    cdef long long v = PyLong_AsLongLongAndOverflow(k, &overflow)
+    if overflow:
+        return cols if overflow > 0 else -rows
+    return <Py_ssize_t>min(max(v, -rows), cols)
+
+
+def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
+    """Write the triangle of src into dst (a new array when None); return dst.
+
+    Preconditions, checked by the caller: src.ndim >= 2, k is an int; dst has
+    src's shape and itemsize, is writable, and either is src's exact memory (in
+    place: only the zeroed part is written) or does not overlap it.
+    """
+    cdef int nd = cnp.PyArray_NDIM(src)
+    cdef Job job
+    cdef Chunk chunks[TRILU_MAX_THREADS]
+    cdef void *args[TRILU_MAX_THREADS]
+    cdef Py_ssize_t units, work, nb = 1
+    cdef int t, nthreads, a
+    cdef char *mask = NULL
+
+    if dst is None:
+        dst = PyArray_NewLikeArray(
+            src,
+            cnp.NPY_FORTRANORDER
+            if cnp.PyArray_IS_F_CONTIGUOUS(src) and not cnp.PyArray_IS_C_CONTIGUOUS(src)
+            else cnp.NPY_CORDER,
+            NULL, 0)
+        job.inplace = False
+    else:
+        job.inplace = cnp.PyArray_DATA(src) == cnp.PyArray_DATA(dst)
+        for a in range(nd):
+            if cnp.PyArray_STRIDES(src)[a] != cnp.PyArray_STRIDES(dst)[a]:
+                job.inplace = False
+
+    job.src = <const char *>cnp.PyArray_DATA(src)
+    job.dst = <char *>cnp.PyArray_DATA(dst)
+    job.width = cnp.PyArray_ITEMSIZE(src)
+    job.rows = cnp.PyArray_DIMS(src)[nd - 2]
+    job.cols = cnp.PyArray_DIMS(src)[nd - 1]
+    job.src_row = cnp.PyArray_STRIDES(src)[nd - 2]
+    job.src_col = cnp.PyArray_STRIDES(src)[nd - 1]
+    job.dst_row = cnp.PyArray_STRIDES(dst)[nd - 2]
+    job.dst_col = cnp.PyArray_STRIDES(dst)[nd - 1]
+    job.k = clamp(k, job.rows, job.cols)
+    job.upper = upper
+    if cnp.PyArray_SIZE(src) == 0:
+        return dst
+    # The stride of a length-1 axis is never used: make it the contiguous one.
+    if job.cols == 1:
+        job.src_col = job.dst_col = job.width
+    if job.rows == 1:
+        job.src_row = job.cols * job.src_col
+        job.dst_row = job.cols * job.dst_col
+    # Walk along whichever axis is closer to contiguous in dst (then in src):
+    # triu(x, k) is tril(x.T, -k).T, so a Fortran-order matrix needs no copy.
+    if (abs(job.dst_col) > abs(job.dst_row)
+            or (abs(job.dst_col) == abs(job.dst_row)
+                and abs(job.src_col) > abs(job.src_row))):
+        job.rows, job.cols = job.cols, job.rows
+        job.src_row, job.src_col = job.src_col, job.src_row
+        job.dst_row, job.dst_col = job.dst_col, job.dst_row
+        job.upper = not job.upper
+        job.k = -job.k
+
+    plan_batch(&job, src, dst)
+    for a in range(job.ndim):
+        nb *= job.shape[a]
+
+    job.matrix_bytes = job.rows * job.cols * job.width
+    if job.src_col == job.width and job.dst_col == job.width:
+        job.method = ROWS
+        if (nb >= 4
+                and job.src_row == job.cols * job.width
+                and job.dst_row == job.cols * job.width
+                and job.cols * job.width < MASK_ROW_BYTES
+                and job.matrix_bytes <= MASK_MATRIX_BYTES):
+            job.method = MASKED
+    else:
+        job.method = STRIDED
+
+    if job.method == MASKED:
+        job.flat = job.ndim == 0 or (
+            job.ndim == 1
+            and job.src_step[0] == job.matrix_bytes
+            and job.dst_step[0] == job.matrix_bytes)
+        job.block = min(nb, max(1, MASK_BLOCK_BYTES // job.matrix_bytes)) if job.flat else 1
+        job.word = 8
+        while job.width % job.word:
+            job.word //= 2
+        mask = <char *>malloc(job.block * job.matrix_bytes)
+        if mask == NULL:
+            raise MemoryError("trilu: cannot allocate the keep-mask")
+        _build_mask(&job, mask)
+        job.mask = mask
+
+    work = nb * job.matrix_bytes
+    units = nb if job.method == MASKED else nb * job.rows
+    nthreads = <int>min(_num_threads, work // PARALLEL_MIN_BYTES, units)
+    nthreads = max(nthreads, 1)
+    for t in range(nthreads):
+        chunks[t].job = &job
+        chunks[t].start = units * t // nthreads
+        chunks[t].stop = units * (t + 1) // nthreads
+        args[t] = &chunks[t]
+    if work >= NOGIL_MIN_BYTES:
+        with nogil:
+            run_chunks(args, nthreads)
+    else:
+        run_chunks(args, nthreads)
+    free(mask)
+    return dst
+
+
+cdef void _build_mask(const Job *job, char *mask) noexcept:
+    """0xFF over the bytes of kept elements, 0x00 elsewhere, block times."""
+    cdef Py_ssize_t i, lo, hi, w = job.width, n = job.cols
+    cdef Py_ssize_t row = n * w
+    for i in range(job.rows):
+        if job.upper:
+            lo = min(max(i + job.k, 0), n)
+            hi = n
+        else:
+            lo = 0
+            hi = min(max(i + job.k + 1, 0), n)
+        memset(mask + i * row, 0, row)
+        memset(mask + i * row + lo * w, 0xFF, (hi - lo) * w)
+    for i in range(1, job.block):
+        memcpy(mask + i * job.matrix_bytes, mask, job.matrix_bytes)
