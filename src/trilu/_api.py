@@ -216,16 +216,19 @@ def _apply(m: np.ndarray, k: int, upper: bool, out: Any, onnx: bool) -> np.ndarr
     return _kernel.fill(m, out, k, upper)
 
 
-def _foreign(m: Any, k: int, upper: bool) -> Any:
-    """Arrays of other libraries: dask through trilu, the rest their own code."""
+def _foreign(m: Any, k: int, upper: bool, out: Any, onnx: bool = False) -> Any:
+    """Arrays of other libraries: dask through trilu, the rest their own code;
+    None for anything else (array-likes that numpy converts)."""
     cls = type(m)
+    if not hasattr(cls, "__array_function__"):
+        return None
+    if out is not None:
+        raise TypeError(f"out= needs a numpy array input, got {cls.__name__}")
     if cls.__module__.startswith("dask.array"):
         from . import _dask
 
-        return _dask.triangle(m, k, upper)
-    if hasattr(cls, "__array_function__"):
-        return (np.triu if upper else np.tril)(m, k)
-    return None
+        return _dask.triangle(m, k, upper, onnx=onnx)
+    return (np.triu if upper else np.tril)(m, k)
 
 
 def triu(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
@@ -240,10 +243,8 @@ def triu(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
         if type(k) is not int:
             k = _numpy_k(k)
         if not isinstance(m, _ndarray):
-            other = _foreign(m, k, True)
+            other = _foreign(m, k, True, out)
             if other is not None:
-                if out is not None:
-                    raise TypeError("out= needs a numpy array input")
                 return other
         m = np.asarray(m)
     elif type(k) is not int:
@@ -261,10 +262,8 @@ def tril(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
         if type(k) is not int:
             k = _numpy_k(k)
         if not isinstance(m, _ndarray):
-            other = _foreign(m, k, False)
+            other = _foreign(m, k, False, out)
             if other is not None:
-                if out is not None:
-                    raise TypeError("out= needs a numpy array input")
                 return other
         m = np.asarray(m)
     elif type(k) is not int:
@@ -288,10 +287,8 @@ def trilu(
         upper = _onnx_upper(upper)
     if type(input) is not _ndarray:
         if not isinstance(input, _ndarray):
-            other = _foreign(input, k, upper)
+            other = _foreign(input, k, upper, out, onnx=True)
             if other is not None:
-                if out is not None:
-                    raise TypeError("out= needs a numpy array input")
                 return other
         input = np.asarray(input)
     if not _is_onnx_type(input.dtype):
