@@ -75,6 +75,8 @@ def _numpy_k(k: Any) -> int:
         if k.ndim != 0:
             raise TypeError(f"k must be an integer, got an array of shape {k.shape}")
         k = k[()]
+    if isinstance(k, np.bool_):  # numpy takes it as 0/1; it has no __index__
+        return int(k)
     try:
         return operator.index(k)
     except TypeError:
@@ -176,6 +178,13 @@ def _by_reference(m: np.ndarray, k: int, upper: bool, out: Any, zero: Any) -> np
     return out
 
 
+def _swapped(m: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A copy of m in dtype, m's dtype in another byte order."""
+    if dtype.kind in "mM":  # numpy's astype leaves generic-unit ones unswapped
+        return m.byteswap().view(dtype)
+    return m.astype(dtype)
+
+
 def _apply(m: np.ndarray, k: int, upper: bool, out: Any, onnx: bool) -> np.ndarray:
     """The triangle of ndarray m, into out (validated here) or a new array."""
     if m.ndim < 2:
@@ -202,10 +211,10 @@ def _apply(m: np.ndarray, k: int, upper: bool, out: Any, onnx: bool) -> np.ndarr
             zero = np.zeros((), dtype)  # numpy's zero: int 0 in object fields
         return _by_reference(m, k, upper, out, zero)
     if out is None:  # another byte order: swap into the result, then cut it
-        m = m.astype(rdtype)
+        m = _swapped(m, rdtype)
         return _kernel.fill(m, m, k, upper)
     if out.dtype != dtype:  # another byte order than out's: swap first
-        m = m.astype(out.dtype)
+        m = _swapped(m, out.dtype)
     elif out is not m and np.may_share_memory(m, out):
         same = (
             m.__array_interface__["data"][0] == out.__array_interface__["data"][0]
