@@ -178,8 +178,8 @@ def _by_reference(m: np.ndarray, k: int, upper: bool, out: Any, zero: Any) -> np
     return out
 
 
-def _swapped(m: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """A copy of m in dtype, m's dtype in another byte order."""
+def _recast(m: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A copy of m in dtype: m's dtype in another byte order, or packed."""
     if dtype.kind in "mM":  # numpy's astype leaves generic-unit ones unswapped
         return m.byteswap().view(dtype)
     return m.astype(dtype)
@@ -197,9 +197,11 @@ def _apply(m: np.ndarray, k: int, upper: bool, out: Any, onnx: bool) -> np.ndarr
             raise MemoryError(f"a {n} x {n} result of {m.dtype} cannot be allocated")
         m = np.broadcast_to(m, (n, n))
     dtype = m.dtype
-    if out is None and dtype.isnative and not dtype.hasobject:
+    plain = dtype.isnative and dtype.names is None
+    if out is None and plain and not dtype.hasobject:
         return _kernel.fill(m, None, k, upper)  # the common case, kept short
-    rdtype = dtype if dtype.isnative else np.result_type(dtype)
+    # numpy's result: native byte order, structured dtypes packed
+    rdtype = dtype if plain else np.result_type(dtype)
     if out is not None:
         _check_out(out, m.shape, rdtype)
     if dtype.hasobject:
@@ -210,11 +212,13 @@ def _apply(m: np.ndarray, k: int, upper: bool, out: Any, onnx: bool) -> np.ndarr
         else:
             zero = np.zeros((), dtype)  # numpy's zero: int 0 in object fields
         return _by_reference(m, k, upper, out, zero)
-    if out is None:  # another byte order: swap into the result, then cut it
-        m = _swapped(m, rdtype)
-        return _kernel.fill(m, m, k, upper)
-    if out.dtype != dtype:  # another byte order than out's: swap first
-        m = _swapped(m, out.dtype)
+    if out is None:
+        if rdtype != dtype:  # recast into the result, then cut it in place
+            m = _recast(m, rdtype)
+            return _kernel.fill(m, m, k, upper)
+        return _kernel.fill(m, None, k, upper)
+    if out.dtype != dtype:  # another byte order or layout than out's
+        m = _recast(m, out.dtype)
     elif out is not m and np.may_share_memory(m, out):
         same = (
             m.__array_interface__["data"][0] == out.__array_interface__["data"][0]
