@@ -18,6 +18,8 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
+import numpy as np
+
 cimport numpy as cnp
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 
@@ -73,6 +75,9 @@ cdef enum:
     PARALLEL_MIN_BYTES = 1 << 20
     # ... and below this keeps the GIL: releasing it costs more than the work.
     NOGIL_MIN_BYTES = 1 << 14
+    # Fresh results this big come zeroed for free (calloc of new pages, glibc's
+    # mmap threshold is at most 32 MiB); smaller ones may be recycled memory.
+    ZEROED_MIN_BYTES = 32 << 20
     MAX_BATCH_DIMS = 64        # NPY_MAXDIMS of numpy 2 (numpy 1 has 32)
 
 
@@ -87,7 +92,9 @@ cdef struct Job:
     char *dst
     Py_ssize_t rows, cols, k, width
     Py_ssize_t src_row, src_col, dst_row, dst_col
-    bint upper, inplace
+    bint upper
+    bint copy_kept             # False in place: the kept part is already there
+    bint zero_rest             # False into fresh zeroed pages
     Method method
     # batch dimensions, size-1 dims dropped and mergeable dims merged
     int ndim
@@ -102,7 +109,7 @@ cdef struct Job:
 
 
 cdef struct Chunk:             # one thread's share: units [start, stop)
-    Job *job
+    const Job *job
     Py_ssize_t start, stop     # matrices (MASKED) or rows of the flat batch
 
 
@@ -153,43 +160,57 @@ cdef inline void batch_next(const Job *job, Py_ssize_t *idx,
 
 # --- rows ----------------------------------------------------------------------
 
+cdef inline void kept_range(const Job *job, Py_ssize_t i, Py_ssize_t *lo,
+                            Py_ssize_t *hi) noexcept nogil:
+    """Row i keeps columns [lo, hi): j - i >= k (upper) or j - i <= k (lower)."""
+    if job.upper:
+        lo[0] = min(max(i + job.k, 0), job.cols)
+        hi[0] = job.cols
+    else:
+        lo[0] = 0
+        hi[0] = min(max(i + job.k + 1, 0), job.cols)
+
+
 cdef inline void row_strided(elem_t *tag, const char *s, char *d,
                              Py_ssize_t ss, Py_ssize_t ds, Py_ssize_t w,
                              Py_ssize_t n, Py_ssize_t lo, Py_ssize_t hi,
-                             bint inplace) noexcept nogil:
+                             const Job *job) noexcept nogil:
     """Zero [0, lo) and [hi, n), copy [lo, hi): elements of any strides."""
     cdef Py_ssize_t j
     cdef elem_t v, zero
     memset(&zero, 0, sizeof(elem_t))
     if elem_t is any_width:
-        for j in range(lo):
-            memset(d + j * ds, 0, w)
-        if not inplace:
+        if job.zero_rest:
+            for j in range(lo):
+                memset(d + j * ds, 0, w)
+            for j in range(hi, n):
+                memset(d + j * ds, 0, w)
+        if job.copy_kept:
             for j in range(lo, hi):
                 memcpy(d + j * ds, s + j * ss, w)
-        for j in range(hi, n):
-            memset(d + j * ds, 0, w)
     else:
-        for j in range(lo):
-            memcpy(d + j * ds, &zero, sizeof(elem_t))
-        if not inplace:
+        if job.zero_rest:
+            for j in range(lo):
+                memcpy(d + j * ds, &zero, sizeof(elem_t))
+            for j in range(hi, n):
+                memcpy(d + j * ds, &zero, sizeof(elem_t))
+        if job.copy_kept:
             for j in range(lo, hi):
                 memcpy(&v, s + j * ss, sizeof(elem_t))
                 memcpy(d + j * ds, &v, sizeof(elem_t))
-        for j in range(hi, n):
-            memcpy(d + j * ds, &zero, sizeof(elem_t))
 
 
 cdef inline void row_contiguous(const char *s, char *d, Py_ssize_t n,
                                 Py_ssize_t lo, Py_ssize_t hi,
-                                bint inplace) noexcept nogil:
+                                const Job *job) noexcept nogil:
     """The same on one contiguous run of n bytes, lo and hi in bytes."""
-    if lo > 0:
-        memset(d, 0, lo)
-    if hi > lo and not inplace:
+    if job.zero_rest:
+        if lo > 0:
+            memset(d, 0, lo)
+        if hi < n:
+            memset(d + hi, 0, n - hi)
+    if job.copy_kept and hi > lo:
         memcpy(d + lo, s + lo, hi - lo)
-    if hi < n:
-        memset(d + hi, 0, n - hi)
 
 
 cdef void rows_chunk(elem_t *tag, const Chunk *c) noexcept nogil:
@@ -203,20 +224,13 @@ cdef void rows_chunk(elem_t *tag, const Chunk *c) noexcept nogil:
     cdef char *d
     batch_seek(job, c.start // job.rows, idx, &so, &do)
     for u in range(c.start, c.stop):
-        # kept columns [lo, hi): j - i >= k (upper) or j - i <= k (lower)
-        if job.upper:
-            lo = min(max(i + job.k, 0), n)
-            hi = n
-        else:
-            lo = 0
-            hi = min(max(i + job.k + 1, 0), n)
+        kept_range(job, i, &lo, &hi)
         s = job.src + so + i * job.src_row
         d = job.dst + do + i * job.dst_row
         if job.method == ROWS:
-            row_contiguous(s, d, n * w, lo * w, hi * w, job.inplace)
+            row_contiguous(s, d, n * w, lo * w, hi * w, job)
         else:
-            row_strided(tag, s, d, job.src_col, job.dst_col, w, n, lo, hi,
-                        job.inplace)
+            row_strided(tag, s, d, job.src_col, job.dst_col, w, n, lo, hi, job)
         i += 1
         if i == job.rows:
             i = 0
@@ -344,23 +358,29 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
     cdef Job job
     cdef Chunk chunks[TRILU_MAX_THREADS]
     cdef void *args[TRILU_MAX_THREADS]
-    cdef Py_ssize_t units, work, nb = 1
+    cdef Py_ssize_t work, nb = 1
     cdef int t, nthreads, a
     cdef char *mask = NULL
+    cdef bint fortran
 
+    job.copy_kept = job.zero_rest = True
     if dst is None:
-        dst = PyArray_NewLikeArray(
-            src,
-            cnp.NPY_FORTRANORDER
-            if cnp.PyArray_IS_F_CONTIGUOUS(src) and not cnp.PyArray_IS_C_CONTIGUOUS(src)
-            else cnp.NPY_CORDER,
-            NULL, 0)
-        job.inplace = False
+        fortran = (cnp.PyArray_IS_F_CONTIGUOUS(src)
+                   and not cnp.PyArray_IS_C_CONTIGUOUS(src))
+        if cnp.PyArray_NBYTES(src) >= ZEROED_MIN_BYTES:
+            # Allocations this big are fresh pages, already zero: calloc'd,
+            # the zeroed part is never written (nor, with small pages, touched).
+            dst = np.zeros((<object>src).shape, (<object>src).dtype,
+                           order="F" if fortran else "C")
+            job.zero_rest = False
+        else:
+            dst = PyArray_NewLikeArray(
+                src, cnp.NPY_FORTRANORDER if fortran else cnp.NPY_CORDER, NULL, 0)
     else:
-        job.inplace = cnp.PyArray_DATA(src) == cnp.PyArray_DATA(dst)
+        job.copy_kept = cnp.PyArray_DATA(src) != cnp.PyArray_DATA(dst)
         for a in range(nd):
             if cnp.PyArray_STRIDES(src)[a] != cnp.PyArray_STRIDES(dst)[a]:
-                job.inplace = False
+                job.copy_kept = True
 
     job.src = <const char *>cnp.PyArray_DATA(src)
     job.dst = <char *>cnp.PyArray_DATA(dst)
@@ -420,17 +440,17 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
         mask = <char *>malloc(job.block * job.matrix_bytes)
         if mask == NULL:
             raise MemoryError("trilu: cannot allocate the keep-mask")
-        _build_mask(&job, mask)
+        build_mask(&job, mask)
         job.mask = mask
 
     work = nb * job.matrix_bytes
-    units = nb if job.method == MASKED else nb * job.rows
-    nthreads = <int>min(_num_threads, work // PARALLEL_MIN_BYTES, units)
-    nthreads = max(nthreads, 1)
+    nthreads = <int>max(1, min(_num_threads, work // PARALLEL_MIN_BYTES))
+    try:
+        nthreads = split(&job, nb, nthreads, chunks)
+    except MemoryError:
+        free(mask)
+        raise
     for t in range(nthreads):
-        chunks[t].job = &job
-        chunks[t].start = units * t // nthreads
-        chunks[t].stop = units * (t + 1) // nthreads
         args[t] = &chunks[t]
     if work >= NOGIL_MIN_BYTES:
         with nogil:
@@ -441,17 +461,53 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
     return dst
 
 
-cdef void _build_mask(const Job *job, char *mask) noexcept:
-    """0xFF over the bytes of kept elements, 0x00 elsewhere, block times."""
-    cdef Py_ssize_t i, lo, hi, w = job.width, n = job.cols
-    cdef Py_ssize_t row = n * w
+cdef int split(const Job *job, Py_ssize_t nb, int n, Chunk *chunks) except -1:
+    """Cut the work into n chunks of equal cost; returns how many chunks.
+
+    Matrices cost alike; rows do not (a triangle's rows keep 0 to cols
+    elements), so row chunks are cut on a per-row cost: elements written, plus
+    those read. In place only the zeroed part counts.
+    """
+    cdef Py_ssize_t i, t, lo, hi, b, rem, total, per_matrix
+    cdef Py_ssize_t units = nb if job.method == MASKED else nb * job.rows
+    cdef Py_ssize_t *prefix
+    if n > units:
+        n = <int>units
+    for t in range(n):
+        chunks[t].job = job
+        chunks[t].start = units * t // n
+        chunks[t].stop = units * (t + 1) // n
+    if n == 1 or job.method == MASKED:
+        return n
+    prefix = <Py_ssize_t *>malloc((job.rows + 1) * sizeof(Py_ssize_t))
+    if prefix == NULL:
+        raise MemoryError("trilu: cannot allocate the work split")
+    prefix[0] = 0
     for i in range(job.rows):
-        if job.upper:
-            lo = min(max(i + job.k, 0), n)
-            hi = n
-        else:
-            lo = 0
-            hi = min(max(i + job.k + 1, 0), n)
+        kept_range(job, i, &lo, &hi)
+        prefix[i + 1] = prefix[i] + (
+            job.cols + hi - lo if job.copy_kept else job.cols - (hi - lo))
+    per_matrix = prefix[job.rows]
+    if per_matrix > 0:
+        total = nb * per_matrix
+        for t in range(1, n):
+            # the first row at or after cost total * t / n
+            b = <Py_ssize_t>(<double>total * t / n) // per_matrix
+            rem = <Py_ssize_t>(<double>total * t / n) - b * per_matrix
+            i = 0
+            while i < job.rows and prefix[i] < rem:
+                i += 1
+            chunks[t].start = chunks[t - 1].stop = min(b * job.rows + i, units)
+    free(prefix)
+    return n
+
+
+cdef void build_mask(const Job *job, char *mask) noexcept:
+    """0xFF over the bytes of kept elements, 0x00 elsewhere, block times."""
+    cdef Py_ssize_t i, lo, hi, w = job.width
+    cdef Py_ssize_t row = job.cols * w
+    for i in range(job.rows):
+        kept_range(job, i, &lo, &hi)
         memset(mask + i * row, 0, row)
         memset(mask + i * row + lo * w, 0xFF, (hi - lo) * w)
     for i in range(1, job.block):
