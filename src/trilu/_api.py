@@ -75,6 +75,8 @@ def _numpy_k(k: Any) -> int:
         if k.ndim != 0:
             raise TypeError(f"k must be an integer, got an array of shape {k.shape}")
         k = k[()]
+    if isinstance(k, np.bool_):  # numpy takes it as 0/1; it has no __index__
+        return int(k)
     try:
         return operator.index(k)
     except TypeError:
@@ -176,6 +178,13 @@ def _by_reference(m: np.ndarray, k: int, upper: bool, out: Any, zero: Any) -> np
     return out
 
 
+def _recast(m: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A copy of m in dtype: m's dtype in another byte order, or packed."""
+    if dtype.kind in "mM":  # numpy's astype leaves generic-unit ones unswapped
+        return m.byteswap().view(dtype)
+    return m.astype(dtype)
+
+
 def _apply(m: np.ndarray, k: int, upper: bool, out: Any, onnx: bool) -> np.ndarray:
     """The triangle of ndarray m, into out (validated here) or a new array."""
     if m.ndim < 2:
@@ -188,9 +197,11 @@ def _apply(m: np.ndarray, k: int, upper: bool, out: Any, onnx: bool) -> np.ndarr
             raise MemoryError(f"a {n} x {n} result of {m.dtype} cannot be allocated")
         m = np.broadcast_to(m, (n, n))
     dtype = m.dtype
-    if out is None and dtype.isnative and not dtype.hasobject:
+    plain = dtype.isnative and dtype.names is None
+    if out is None and plain and not dtype.hasobject:
         return _kernel.fill(m, None, k, upper)  # the common case, kept short
-    rdtype = dtype if dtype.isnative else np.result_type(dtype)
+    # numpy's result: native byte order, structured dtypes packed
+    rdtype = dtype if plain else np.result_type(dtype)
     if out is not None:
         _check_out(out, m.shape, rdtype)
     if dtype.hasobject:
@@ -201,11 +212,13 @@ def _apply(m: np.ndarray, k: int, upper: bool, out: Any, onnx: bool) -> np.ndarr
         else:
             zero = np.zeros((), dtype)  # numpy's zero: int 0 in object fields
         return _by_reference(m, k, upper, out, zero)
-    if out is None:  # another byte order: swap into the result, then cut it
-        m = m.astype(rdtype)
-        return _kernel.fill(m, m, k, upper)
-    if out.dtype != dtype:  # another byte order than out's: swap first
-        m = m.astype(out.dtype)
+    if out is None:
+        if rdtype != dtype:  # recast into the result, then cut it in place
+            m = _recast(m, rdtype)
+            return _kernel.fill(m, m, k, upper)
+        return _kernel.fill(m, None, k, upper)
+    if out.dtype != dtype:  # another byte order or layout than out's
+        m = _recast(m, out.dtype)
     elif out is not m and np.may_share_memory(m, out):
         same = (
             m.__array_interface__["data"][0] == out.__array_interface__["data"][0]
@@ -216,16 +229,19 @@ def _apply(m: np.ndarray, k: int, upper: bool, out: Any, onnx: bool) -> np.ndarr
     return _kernel.fill(m, out, k, upper)
 
 
-def _foreign(m: Any, k: int, upper: bool) -> Any:
-    """Arrays of other libraries: dask through trilu, the rest their own code."""
+def _foreign(m: Any, k: int, upper: bool, out: Any, onnx: bool = False) -> Any:
+    """Arrays of other libraries: dask through trilu, the rest their own code;
+    None for anything else (array-likes that numpy converts)."""
     cls = type(m)
+    if not hasattr(cls, "__array_function__"):
+        return None
+    if out is not None:
+        raise TypeError(f"out= needs a numpy array input, got {cls.__name__}")
     if cls.__module__.startswith("dask.array"):
         from . import _dask
 
-        return _dask.triangle(m, k, upper)
-    if hasattr(cls, "__array_function__"):
-        return (np.triu if upper else np.tril)(m, k)
-    return None
+        return _dask.triangle(m, k, upper, onnx=onnx)
+    return (np.triu if upper else np.tril)(m, k)
 
 
 def triu(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
@@ -240,10 +256,8 @@ def triu(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
         if type(k) is not int:
             k = _numpy_k(k)
         if not isinstance(m, _ndarray):
-            other = _foreign(m, k, True)
+            other = _foreign(m, k, True, out)
             if other is not None:
-                if out is not None:
-                    raise TypeError("out= needs a numpy array input")
                 return other
         m = np.asarray(m)
     elif type(k) is not int:
@@ -261,10 +275,8 @@ def tril(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
         if type(k) is not int:
             k = _numpy_k(k)
         if not isinstance(m, _ndarray):
-            other = _foreign(m, k, False)
+            other = _foreign(m, k, False, out)
             if other is not None:
-                if out is not None:
-                    raise TypeError("out= needs a numpy array input")
                 return other
         m = np.asarray(m)
     elif type(k) is not int:
@@ -288,10 +300,8 @@ def trilu(
         upper = _onnx_upper(upper)
     if type(input) is not _ndarray:
         if not isinstance(input, _ndarray):
-            other = _foreign(input, k, upper)
+            other = _foreign(input, k, upper, out, onnx=True)
             if other is not None:
-                if out is not None:
-                    raise TypeError("out= needs a numpy array input")
                 return other
         input = np.asarray(input)
     if not _is_onnx_type(input.dtype):

@@ -1,0 +1,487 @@
+"""trilu on dask arrays: numpy's answer bit for bit, lazily, block by block.
+
+Besides the values, the graph itself is checked: zero blocks must not depend on
+the input (so it is never read for them), kept blocks must alias it, chunks must
+not change. Arrays of other libraries must reach their own triu/tril.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pickle
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import trilu
+
+# Skipped, not failed, where dask has no wheel (see scripts/run_wheel_tests.py).
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+Alias = pytest.importorskip("dask._task_spec").Alias
+Task = pytest.importorskip("dask._task_spec").Task
+HighLevelGraph = pytest.importorskip("dask.highlevelgraph").HighLevelGraph
+_dask = importlib.import_module("trilu._dask")  # needs dask: after the skip
+
+HUGE = 2**70
+
+
+# The three public functions, as (name, trilu's function, reference on numpy).
+def _trilu_upper(m: Any, k: int) -> Any:
+    return trilu.trilu(m, k, True)
+
+
+def _trilu_lower(m: Any, k: int) -> Any:
+    return trilu.trilu(m, k, False)
+
+
+# The reference for trilu.trilu is trilu.trilu on the numpy array (tested
+# against numpy and the ONNX reference elsewhere): strings are zeroed to "".
+FUNCS: list[tuple[str, Callable[..., Any], Callable[..., Any]]] = [
+    ("triu", trilu.triu, np.triu),
+    ("tril", trilu.tril, np.tril),
+    ("trilu-upper", _trilu_upper, _trilu_upper),
+    ("trilu-lower", _trilu_lower, _trilu_lower),
+]
+FUNC_PARAMS = [pytest.param(ours, ref, id=name) for name, ours, ref in FUNCS]
+
+
+def assert_same(got: Any, expected: np.ndarray) -> None:
+    """Same type, dtype, shape and bits (object arrays: same types and values)."""
+    assert type(got) is np.ndarray
+    assert got.dtype == expected.dtype
+    assert got.shape == expected.shape
+    if expected.dtype.hasobject:
+        g, e = got.ravel().tolist(), expected.ravel().tolist()
+        assert [type(v) for v in g] == [type(v) for v in e]
+        assert g == e
+    else:
+        assert got.tobytes() == expected.tobytes()
+
+
+def sample(shape: tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
+    """Nonzero values everywhere (and -0.0, nan for floats), so zeros show."""
+    n = int(np.prod(shape))
+    values = np.arange(1, n + 1)
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return np.ones(shape, bool)
+    if dtype.kind == "O":
+        return np.array([f"s{v}" for v in values], object).reshape(shape)
+    if dtype.kind in "US":
+        return values.astype(dtype).reshape(shape)
+    if dtype.kind == "M":
+        return values.astype("datetime64[s]").astype(dtype).reshape(shape)
+    a = values.astype(dtype).reshape(shape)
+    if dtype.kind in "fc" and n > 2:
+        a.flat[1] = -0.0
+        a.flat[2] = np.nan
+    return a
+
+
+# --- values ----------------------------------------------------------------------
+
+CHUNKINGS: list[tuple[tuple[int, ...], Any]] = [
+    ((6, 6), 2),  # regular
+    ((6, 6), 6),  # one chunk
+    ((7, 5), 3),  # ragged edges
+    ((7, 9), ((3, 1, 3), (4, 0, 5))),  # irregular, with an empty chunk
+    ((9, 4), ((1, 5, 3), (2, 2))),  # tall
+    ((3, 11), ((2, 1), (1, 1, 7, 2))),  # wide
+    ((4, 5, 6), (3, 2, 4)),  # a batch axis, chunked
+    ((2, 3, 5, 6), ((1, 1), (2, 1), (5,), (1, 5))),  # two batch axes
+    ((0, 4), 2),  # no rows
+    ((3, 0, 4), 2),  # an empty batch
+]
+
+
+@pytest.mark.parametrize(("ours", "ref"), FUNC_PARAMS)
+@pytest.mark.parametrize(("shape", "chunks"), CHUNKINGS, ids=str)
+def test_equals_numpy_for_every_k(
+    ours: Callable, ref: Callable, shape: tuple[int, ...], chunks: Any
+) -> None:
+    a = sample(shape)
+    x = da.from_array(a, chunks=chunks)
+    rows, cols = shape[-2:]
+    ks = [*range(-rows - 2, cols + 3), -HUGE, HUGE, -(2**63), 2**64 - 1]
+    for k in ks:
+        r = ours(x, k)
+        assert isinstance(r, da.Array)
+        assert r.chunks == x.chunks
+        assert r.dtype == a.dtype
+        expected = ref(a, max(-(2**40), min(2**40, k)))  # numpy overflows on HUGE
+        assert_same(r.compute(), expected)
+
+
+DTYPES = [
+    np.float64,
+    np.float32,
+    np.float16,
+    np.int8,
+    np.int64,
+    np.uint16,
+    np.uint64,
+    np.bool_,
+    np.complex64,
+    np.complex128,
+    "U3",
+    "S4",
+    object,
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize(("ours", "ref"), FUNC_PARAMS)
+def test_dtypes(ours: Callable, ref: Callable, dtype: Any) -> None:
+    a = sample((2, 5, 7), dtype)
+    x = da.from_array(a, chunks=(1, 2, 3))
+    for k in (-3, -1, 0, 2, 5):
+        r = ours(x, k)
+        assert r.dtype == a.dtype
+        assert_same(r.compute(), ref(a, k))
+
+
+def test_object_zero_is_numpy_for_triu_and_empty_string_for_trilu() -> None:
+    a = sample((4, 4), object)
+    x = da.from_array(a, chunks=2)  # a whole zero block and a cut block
+    assert trilu.triu(x).compute()[3, 0] == 0
+    assert trilu.triu(x).compute()[1, 0] == 0
+    assert trilu.trilu(x).compute()[3, 0] == ""
+    assert trilu.trilu(x).compute()[1, 0] == ""
+    assert trilu.trilu(x, upper=False).compute()[0, 3] == ""
+
+
+@pytest.mark.parametrize(
+    "dtype", [np.dtypes.StringDType(), "datetime64[ms]", "timedelta64[s]", ">f8", "<i4"]
+)
+def test_more_dtypes_for_triu_tril(dtype: Any) -> None:
+    a = sample((5, 6), np.float64 if str(dtype) == ">f8" else np.int32)
+    a = a.astype(dtype) if np.dtype(dtype).kind != "M" else sample((5, 6), dtype)
+    x = da.from_array(a, chunks=(2, 4))
+    for k in (-2, 0, 3):
+        for ours, ref in ((trilu.triu, np.triu), (trilu.tril, np.tril)):
+            r = ours(x, k)
+            expected = ref(a, k)
+            assert r.dtype == expected.dtype  # big-endian in, native out, as numpy
+            assert_same(r.compute(), expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=st.data(),
+    batch=st.lists(st.integers(1, 3), max_size=2),
+    rows=st.integers(1, 9),
+    cols=st.integers(1, 9),
+    k=st.one_of(st.integers(-12, 12), st.sampled_from([-HUGE, HUGE])),
+    which=st.sampled_from(range(len(FUNCS))),
+)
+def test_random_chunkings(
+    data: st.DataObject, batch: list[int], rows: int, cols: int, k: int, which: int
+) -> None:
+    shape = (*batch, rows, cols)
+    chunks = tuple(data.draw(_chunking(n)) for n in shape)
+    a = sample(shape)
+    _, ours, ref = FUNCS[which]
+    r = ours(da.from_array(a, chunks=chunks), k)
+    assert r.chunks == chunks
+    assert_same(r.compute(), ref(a, max(-(2**40), min(2**40, k))))
+
+
+def _chunking(n: int) -> st.SearchStrategy[tuple[int, ...]]:
+    """Any split of n into positive chunks."""
+    cuts = st.sets(st.integers(1, n - 1), max_size=n - 1) if n > 1 else st.just(set())
+    return cuts.map(lambda c: tuple(np.diff([0, *sorted(c), n]).tolist()))
+
+
+# --- 1-D, rank and type rules ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ours", "ref"), [(trilu.triu, np.triu), (trilu.tril, np.tril)]
+)
+def test_one_dimensional_gives_numpys_square(ours: Callable, ref: Callable) -> None:
+    a = np.arange(1, 8)
+    x = da.from_array(a, chunks=((3, 1, 3),))
+    for k in (-8, -2, 0, 1, 4, 8, HUGE):
+        r = ours(x, k)
+        assert r.chunks == (x.chunks[0], x.chunks[0])
+        expected = ref(a, min(k, 100))
+        got = r.compute()
+        assert_same(got, expected)
+        assert got.flags.writeable
+
+
+def test_trilu_rejects_rank_below_two_and_types_outside_the_constraint() -> None:
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        trilu.trilu(da.arange(4, chunks=2))
+    with pytest.raises(TypeError, match="type constraint"):
+        trilu.trilu(da.from_array(np.zeros((3, 3), "datetime64[s]"), chunks=2))
+    with pytest.raises(TypeError, match="type constraint"):
+        trilu.trilu(da.from_array(np.zeros((3, 3), np.longdouble), chunks=2))
+
+
+def test_zero_dimensional_is_rejected() -> None:
+    x = da.from_array(np.array(1.0), chunks=())
+    for f in (trilu.triu, trilu.tril, trilu.trilu):
+        with pytest.raises(ValueError, match="at least 2 dimensions"):
+            f(x)
+
+
+def test_out_is_refused_for_dask_input() -> None:
+    x = da.ones((3, 3), chunks=2)
+    with pytest.raises(TypeError, match="out="):
+        trilu.triu(x, out=np.empty((3, 3)))
+    with pytest.raises(TypeError, match="out="):
+        trilu.trilu(x, out=np.empty((3, 3)))
+
+
+def test_k_is_validated_as_for_numpy_arrays() -> None:
+    x = da.ones((3, 3), chunks=2)
+    with pytest.raises(TypeError, match="k must be an integer"):
+        trilu.triu(x, 1.5)
+    assert_same(trilu.triu(x, 1.0).compute(), np.triu(np.ones((3, 3)), 1))
+    assert_same(trilu.trilu(x, np.array([1])).compute(), np.triu(np.ones((3, 3)), 1))
+
+
+# --- the graph -----------------------------------------------------------------------
+
+
+def _layer(r: Any) -> dict:
+    """The tasks trilu added: the result's own layer."""
+    graph = r.__dask_graph__()
+    assert isinstance(graph, HighLevelGraph)
+    return dict(graph.layers[r.name])
+
+
+@pytest.mark.parametrize("upper", [True, False])
+def test_blocks_zero_kept_and_cut(upper: bool) -> None:
+    x = da.ones((2, 6, 8), chunks=(1, 2, (3, 3, 2)))
+    k = 1
+    r = _dask.triangle(x, k, upper)
+    layer = _layer(r)
+    assert len(layer) == np.prod(x.numblocks)
+    first_row, first_col, ncols = (0, 2, 4), (0, 3, 6), (3, 3, 2)
+    seen = set()
+    for key, node in layer.items():
+        _, b, i, j = key
+        source = (x.name, b, i, j)
+        # column minus row in this block runs over [lo, hi]
+        lo = first_col[j] - (first_row[i] + 1)
+        hi = first_col[j] + ncols[j] - 1 - first_row[i]
+        kept = lo >= k if upper else hi <= k
+        zero = hi < k if upper else lo > k
+        if zero:
+            assert isinstance(node, Task), key
+            assert not node.dependencies, key
+            seen.add("zero")
+        elif kept:
+            assert isinstance(node, Alias), key
+            assert node.target == source, key
+            seen.add("kept")
+        else:
+            assert isinstance(node, Task), key
+            assert node.dependencies == {source}, key
+            seen.add("cut")
+    assert seen == {"zero", "kept", "cut"}
+
+
+_reads: list[tuple[int, int]] = []
+_reads_lock = threading.Lock()
+
+
+def _load(i: int, j: int, n: int) -> np.ndarray:
+    """An input chunk that notes it was read."""
+    with _reads_lock:
+        _reads.append((i, j))
+    return np.full((n, n), 1.0 + i * 10 + j)
+
+
+def _recording_input(blocks: int, n: int) -> Any:
+    """A blocks x blocks dask array of n x n chunks whose reads are noted."""
+    name = "recorded-input"
+    dsk = {
+        (name, i, j): Task((name, i, j), _load, i, j, n)
+        for i in range(blocks)
+        for j in range(blocks)
+    }
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=[])
+    return da.Array(graph, name, ((n,) * blocks,) * 2, meta=np.empty((0, 0)))
+
+
+@pytest.mark.parametrize("ours", [trilu.triu, trilu.tril, trilu.trilu])
+def test_lazy_and_zero_blocks_never_read(ours: Callable) -> None:
+    x = _recording_input(4, 3)
+    expected = x.compute()
+    _reads.clear()
+    r = ours(x, 1)
+    assert _reads == []  # nothing computed at call time
+    with dask.config.set(scheduler="threads"):
+        got = r.compute()
+    ref = np.tril if ours is trilu.tril else np.triu
+    assert_same(got, ref(expected, 1))
+    # triu, k=1: block (i, j) is read only where j >= i (blocks below are zero)
+    if ours is trilu.tril:
+        wanted = {(i, j) for i in range(4) for j in range(4) if j <= i + 1}
+    else:
+        wanted = {(i, j) for i in range(4) for j in range(4) if j >= i}
+    assert sorted(_reads) == sorted(wanted)
+
+
+def test_kept_block_is_the_input_chunk_itself() -> None:
+    chunk = np.arange(4.0).reshape(2, 2)
+    x = _recording_input(2, 2)
+    r = trilu.triu(x, 0)
+    key = (r.name, 0, 1)
+    assert _layer(r)[key] == Alias(key, (x.name, 0, 1))
+    # The scheduler hands on the very object the input task returned.
+    dsk = {**dict(x.__dask_graph__()), **_layer(r)}
+    dsk[(x.name, 0, 1)] = Task((x.name, 0, 1), _identity, chunk)
+    assert dask.get(dsk, key) is chunk
+
+
+def _identity(a: np.ndarray) -> np.ndarray:
+    return a
+
+
+def test_zero_blocks_cost_one_element() -> None:
+    r = trilu.triu(da.ones((4000, 4000), chunks=2000))
+    block = dask.compute(r.blocks[1, 0])[0]  # a single-chunk compute is a copy
+    assert not block.any()
+    node = _layer(r)[(r.name, 1, 0)]
+    made = node()  # the task itself: a broadcast zero, not 32 MB
+    assert made.shape == (2000, 2000)
+    assert made.base is not None
+    assert made.base.nbytes <= 8
+    assert not made.flags.writeable
+
+
+def test_same_graph_same_name_and_picklable() -> None:
+    x = da.from_array(sample((5, 5)), chunks=2)
+    assert trilu.triu(x, 1).name == trilu.triu(x, 1).name
+    made = (trilu.triu(x, 1), trilu.triu(x, 2), trilu.tril(x, 1), trilu.trilu(x, 1))
+    names = {r.name for r in made}
+    assert len(names) == 4
+    layer = _layer(trilu.triu(x, 1))
+    assert pickle.loads(pickle.dumps(layer)).keys() == layer.keys()
+
+
+def test_meta_keeps_type_and_dtype() -> None:
+    x = da.from_array(sample((3, 4, 5), np.float32), chunks=2)
+    r = trilu.tril(x, 1)
+    assert type(r._meta) is np.ndarray
+    assert r._meta.dtype == np.float32
+    assert r._meta.ndim == 3
+
+
+def test_unknown_chunk_sizes() -> None:
+    a = sample((4, 5, 6))
+    x = da.from_array(a, chunks=2)
+    keep = np.array([True, False, True, True])
+    batch_unknown = x[da.from_array(keep, chunks=2)]  # batch axis sizes unknown
+    assert np.isnan(batch_unknown.shape[0])
+    assert_same(trilu.triu(batch_unknown, 1).compute(), np.triu(a[keep], 1))
+    rows_unknown = x[:, da.from_array(np.array([True, False, True, True, True]), 2)]
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        trilu.triu(rows_unknown)
+
+
+# --- storing and distributing ------------------------------------------------------
+
+
+@pytest.mark.parametrize("lock", [True, False])
+def test_store_into_preallocated_array(lock: bool) -> None:
+    a = np.random.default_rng(1).random((60, 50))
+    x = da.from_array(a, chunks=(20, (10, 25, 15)))
+    for ours, ref in ((trilu.triu, np.triu), (trilu.tril, np.tril)):
+        for k in (-30, -7, 0, 12, 60):
+            target = np.full_like(a, 7.0)
+            da.store(ours(x, k), target, lock=lock, scheduler="threads")
+            assert_same(target, ref(a, k))
+
+
+def test_distributed_local_cluster_with_processes() -> None:
+    distributed = pytest.importorskip("distributed")
+    a = np.random.default_rng(2).random((3, 40, 50))
+    x = da.from_array(a, chunks=(2, 15, 20))
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        processes=True,
+        threads_per_worker=1,
+        dashboard_address=None,
+        worker_dashboard_address=None,
+    )
+    with cluster, distributed.Client(cluster) as client:
+        results = client.compute(
+            [trilu.triu(x, 3), trilu.tril(x, -4), trilu.trilu(x, 50, False)], sync=True
+        )
+    assert_same(results[0], np.triu(a, 3))
+    assert_same(results[1], np.tril(a, -4))
+    assert_same(results[2], a)
+
+
+# --- who handles what -------------------------------------------------------------
+
+
+def test_import_trilu_does_not_import_dask() -> None:
+    code = (
+        "import sys, numpy as np, trilu\n"
+        "trilu.triu(np.ones((3, 3))); trilu.trilu([[1, 2], [3, 4]])\n"
+        "top = {m.split('.')[0] for m in sys.modules}\n"
+        "bad = top & {'dask', 'distributed'}\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+class FakeArray:
+    """Another library's array: trilu must call numpy.triu/tril on it."""
+
+    calls: ClassVar[list[tuple[Any, tuple, dict]]] = []
+
+    def __array_function__(
+        self, func: Any, types: Any, args: tuple, kwargs: dict
+    ) -> Any:
+        FakeArray.calls.append((func, args, kwargs))
+        return "handled by FakeArray"
+
+
+@pytest.mark.parametrize(
+    ("ours", "numpy_func", "upper"),
+    [(trilu.triu, np.triu, True), (trilu.tril, np.tril, False)],
+)
+def test_other_array_function_arrays_go_to_numpy(
+    ours: Callable, numpy_func: Callable, upper: bool
+) -> None:
+    fake = FakeArray()
+    FakeArray.calls.clear()
+    assert ours(fake, 2) == "handled by FakeArray"
+    assert FakeArray.calls == [(numpy_func, (fake, 2), {})]
+    FakeArray.calls.clear()
+    assert trilu.trilu(fake, -1, upper) == "handled by FakeArray"
+    assert FakeArray.calls == [(numpy_func, (fake, -1), {})]
+    with pytest.raises(TypeError, match="out="):
+        ours(fake, out=np.empty((2, 2)))
+
+
+def test_array_expressions() -> None:
+    """dask's opt-in array expressions ("array.query-planning") get one back."""
+    code = (
+        "import numpy as np, dask, trilu\n"
+        "dask.config.set({'array.query-planning': True})\n"
+        "import dask.array as da\n"
+        "a = np.arange(60.0).reshape(2, 5, 6)\n"
+        "x = da.from_array(a, chunks=(1, 2, 4))\n"
+        "r = trilu.triu(x, 1)\n"
+        "assert type(r) is type(x) and r.chunks == x.chunks, type(r)\n"
+        "assert np.array_equal(r.compute(), np.triu(a, 1))\n"
+        "s = (trilu.tril(x + 1, -1) * 2).sum().compute()\n"
+        "assert s == (np.tril(a + 1, -1) * 2).sum(), s\n"
+    )
+    subprocess.run([sys.executable, "-W", "error", "-c", code], check=True)

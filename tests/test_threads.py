@@ -1,0 +1,331 @@
+"""Threads: concurrent callers get right answers; the thread count is configurable.
+
+Large calls split their rows over kernel threads; many Python threads may call
+trilu at once (on shared and separate inputs); results never depend on the
+thread count; ``set_num_threads`` validates its argument and ``None`` restores
+the default (``TRILU_NUM_THREADS``, else the CPUs this process may use).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import pytest
+from _cases import assert_same, layout, make, numpy_oracle
+
+import trilu
+
+
+def _default_count() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+@pytest.fixture
+def restore_threads():
+    """Put the thread count back as it was after the test."""
+    before = trilu.get_num_threads()
+    yield
+    trilu.set_num_threads(before)
+
+
+@pytest.fixture
+def threads4():
+    """Let large calls use 4 kernel threads (even on 2 CPUs); restore after."""
+    before = trilu.get_num_threads()
+    trilu.set_num_threads(4)
+    yield
+    trilu.set_num_threads(before)
+
+
+# --- many Python threads at once --------------------------------------------------
+
+
+def _jobs(rng: np.random.Generator) -> list[tuple[str, Any, Any, bool, Any]]:
+    """(kind, fn, x, k, expected) for a mix of large and small, shared inputs."""
+    big = make(np.float64, (600, 700), rng)  # 3.2 MiB: kernel threads
+    big_f = np.asfortranarray(make(np.int32, (2, 700, 600), rng))
+    big_u8 = make(np.uint8, (1500, 1500), rng)[::-1]
+    small = make(np.int16, (3, 4, 5), rng)
+    tiny_obj = make(object, (4, 4), rng)
+    jobs = []
+    for k in (-3, 0, 2, 5):
+        for upper in (True, False):
+            for x in (big, big_f, big_u8, small, tiny_obj):
+                fn = trilu.triu if upper else trilu.tril
+                jobs.append(("numpy", fn, x, k, numpy_oracle(x, k, upper)))
+            onnx = functools.partial(_onnx, upper=upper)
+            jobs.append(("onnx", onnx, big, k, numpy_oracle(big, k, upper)))
+    return jobs
+
+
+def _onnx(m: np.ndarray, k: int, upper: bool) -> np.ndarray:
+    return trilu.trilu(m, np.array(k), upper)
+
+
+@pytest.mark.usefixtures("threads4")
+def test_concurrent_calls_shared_inputs() -> None:
+    """8 Python threads run 4 rounds of mixed calls on shared inputs: all right."""
+    rng = np.random.default_rng(1)
+    jobs = _jobs(rng) * 4
+    rng.shuffle(jobs)
+    snapshots = {id(j[2]): j[2].tobytes() for j in jobs if j[2].dtype != object}
+    barrier = threading.Barrier(8)
+
+    def run(chunk: list[Any]) -> list[Any]:
+        barrier.wait()
+        return [fn(x, k) for _, fn, x, k, _ in chunk]
+
+    chunks = [jobs[i::8] for i in range(8)]
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(run, chunks))
+    for chunk, got in zip(chunks, results, strict=True):
+        for (_, _, _, _, want), g in zip(chunk, got, strict=True):
+            assert_same(g, want)
+    for j in jobs:
+        if j[2].dtype != object:
+            assert j[2].tobytes() == snapshots[id(j[2])], "a shared input changed"
+
+
+@pytest.mark.usefixtures("threads4")
+def test_concurrent_out_and_in_place() -> None:
+    """Threads writing to their own out= arrays and in place, all at once."""
+    rng = np.random.default_rng(2)
+    x = make(np.float32, (900, 800), rng)  # shared, read-only input
+    x.flags.writeable = False
+    n = 12
+    outs = [np.empty((900, 800), np.float32, order="CF"[i % 2]) for i in range(n)]
+    owns = [make(np.complex64, (2, 300, 400), rng) for _ in range(n)]
+    wants_own = [numpy_oracle(a, i - 6, i % 2 == 0) for i, a in enumerate(owns)]
+    barrier = threading.Barrier(n)
+
+    def run(i: int) -> None:
+        barrier.wait()
+        fn = trilu.triu if i % 2 == 0 else trilu.tril
+        for _ in range(3):
+            assert fn(x, i - 6, out=outs[i]) is outs[i]
+        assert fn(owns[i], i - 6, out=owns[i]) is owns[i]
+
+    with ThreadPoolExecutor(n) as pool:
+        list(pool.map(run, range(n)))
+    for i in range(n):
+        assert_same(np.array(outs[i]), numpy_oracle(x, i - 6, i % 2 == 0))
+        assert_same(owns[i], wants_own[i])
+
+
+@pytest.mark.usefixtures("restore_threads")
+def test_set_num_threads_while_running() -> None:
+    """Changing the thread count while other threads compute changes no answer."""
+    rng = np.random.default_rng(3)
+    x = make(np.int64, (3, 400, 500), rng)
+    want = numpy_oracle(x, 1, True)
+    stop = threading.Event()
+
+    def toggle() -> None:
+        i = 0
+        while not stop.is_set():
+            trilu.set_num_threads(1 + i % 5)
+            i += 1
+
+    def compute(_: int) -> None:
+        for _ in range(15):
+            assert_same(trilu.triu(x, 1), want)
+
+    toggler = threading.Thread(target=toggle)
+    toggler.start()
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(compute, range(4)))
+    finally:
+        stop.set()
+        toggler.join()
+
+
+# --- results do not depend on the thread count -----------------------------------------
+
+BIG = {
+    "float64-C": (np.float64, (700, 800), "C"),
+    "float64-F": (np.float64, (700, 800), "F"),
+    "int8-step": (np.int8, (2000, 1500), "step"),
+    "complex128-batch": (np.complex128, (4, 250, 260), "C"),
+    "V5-neg": ("V5", (900, 800), "neg_both"),
+    "U3-transposed": ("U3", (500, 600), "transposed"),
+    "bool-1row": (bool, (1, 3_000_000), "C"),
+    "int16-tall": (np.int16, (2_000_000, 2), "C"),
+    "float32-batch-inner": (np.float32, (3, 500, 400), "batch_inner"),
+}
+
+
+@pytest.mark.usefixtures("restore_threads")
+@pytest.mark.parametrize("case", list(BIG.values()), ids=list(BIG))
+def test_same_result_any_thread_count(case: Any) -> None:
+    """1, 2, 3, 4 and 64 threads give identical bytes, equal to numpy's."""
+    dtype, shape, name = case
+    x = layout(name, dtype, shape, np.random.default_rng(4))
+    for k, upper in ((0, True), (-5, False), (37, True)):
+        want = numpy_oracle(x, k, upper)
+        fn = trilu.triu if upper else trilu.tril
+        for n in (1, 2, 3, 4, 64):
+            trilu.set_num_threads(n)
+            assert trilu.get_num_threads() == n
+            assert_same(fn(x, k), want)
+            out = np.empty(want.shape, want.dtype, order="F")
+            assert fn(x, k, out=out) is out
+            assert_same(np.array(out), want)
+
+
+# --- set_num_threads -------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("restore_threads")
+@pytest.mark.parametrize(
+    ("n", "exc", "match"),
+    [
+        (0, ValueError, r"\bn must be at least 1"),
+        (-1, ValueError, r"\bn must be at least 1"),
+        (-(2**70), ValueError, r"\bn must be at least 1"),
+        (1.5, TypeError, r"\bn must be an integer"),
+        (2.0, TypeError, r"\bn must be an integer"),
+        (True, TypeError, r"\bn must be an integer"),
+        (np.True_, TypeError, r"\bn must be an integer"),
+        ("2", TypeError, r"\bn must be an integer"),
+        (np.array([2]), TypeError, r"\bn must be an integer"),
+    ],
+    ids=["0", "-1", "-2**70", "1.5", "2.0", "True", "np.True_", "str", "array"],
+)
+def test_set_num_threads_rejects(n: Any, exc: type, match: str) -> None:
+    """Invalid thread counts raise and leave the count unchanged."""
+    trilu.set_num_threads(3)
+    with pytest.raises(exc, match=match):
+        trilu.set_num_threads(n)
+    assert trilu.get_num_threads() == 3
+
+
+@pytest.mark.usefixtures("restore_threads")
+@pytest.mark.parametrize("n", [1, 2, 7, np.int64(3), np.uint8(5)], ids=str)
+def test_set_num_threads_accepts(n: Any) -> None:
+    """Positive integers, numpy ones included, set the count."""
+    trilu.set_num_threads(n)
+    assert trilu.get_num_threads() == int(n)
+    assert type(trilu.get_num_threads()) is int
+
+
+@pytest.mark.usefixtures("restore_threads")
+def test_set_num_threads_huge() -> None:
+    """A very large count is accepted (capped), not an error."""
+    trilu.set_num_threads(10**30)
+    assert 1 <= trilu.get_num_threads() <= 10**30
+    x = make(np.float64, (800, 700), np.random.default_rng(0))
+    assert_same(trilu.triu(x, 2), numpy_oracle(x, 2, True))
+
+
+@pytest.mark.usefixtures("restore_threads")
+def test_none_restores_default(monkeypatch) -> None:
+    """set_num_threads() / (None) restores the CPU count when the env is unset."""
+    monkeypatch.delenv("TRILU_NUM_THREADS", raising=False)
+    trilu.set_num_threads(1)
+    trilu.set_num_threads()
+    assert trilu.get_num_threads() == min(_default_count(), 64)
+    trilu.set_num_threads(2)
+    trilu.set_num_threads(None)
+    assert trilu.get_num_threads() == min(_default_count(), 64)
+
+
+@pytest.mark.usefixtures("restore_threads")
+@pytest.mark.parametrize("value", ["3", " 5 ", "1"])
+def test_none_reads_env(monkeypatch, value: str) -> None:
+    """The default is TRILU_NUM_THREADS when it is set."""
+    monkeypatch.setenv("TRILU_NUM_THREADS", value)
+    trilu.set_num_threads(9)
+    trilu.set_num_threads()
+    assert trilu.get_num_threads() == int(value)
+
+
+@pytest.mark.usefixtures("restore_threads")
+@pytest.mark.parametrize("value", ["abc", "0", "-2", "1.5", "2x"])
+def test_invalid_env_warns(monkeypatch, value: str) -> None:
+    """An invalid TRILU_NUM_THREADS warns and falls back to the CPU count."""
+    monkeypatch.setenv("TRILU_NUM_THREADS", value)
+    with pytest.warns(RuntimeWarning, match="TRILU_NUM_THREADS"):
+        trilu.set_num_threads()
+    assert trilu.get_num_threads() == min(_default_count(), 64)
+
+
+def _python(code: str, env_value: str | None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.pop("TRILU_NUM_THREADS", None)
+    if env_value is not None:
+        env["TRILU_NUM_THREADS"] = env_value
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("value", ["1", "3", "6"])
+def test_env_honoured_at_import(value: str) -> None:
+    """A fresh process takes its thread count from TRILU_NUM_THREADS."""
+    proc = _python("import trilu; print(trilu.get_num_threads())", value)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == value
+    assert proc.stderr == ""
+
+
+def test_env_unset_at_import() -> None:
+    """Without TRILU_NUM_THREADS a fresh process uses the CPUs it may run on."""
+    proc = _python("import trilu; print(trilu.get_num_threads())", None)
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout) == min(_default_count(), 64)
+
+
+def test_invalid_env_warns_at_import() -> None:
+    """An invalid TRILU_NUM_THREADS warns once at import and is ignored."""
+    code = """
+        import warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import trilu
+        print(trilu.get_num_threads())
+        print([(w.category.__name__, str(w.message)) for w in caught])
+    """
+    proc = _python(code, "lots")
+    assert proc.returncode == 0, proc.stderr
+    count, caught = proc.stdout.strip().splitlines()
+    assert int(count) == min(_default_count(), 64)
+    assert "RuntimeWarning" in caught
+    assert "TRILU_NUM_THREADS='lots'" in caught
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_threaded_call_after_fork() -> None:
+    """Kernel threads are per call: a forked child can still run large calls."""
+    code = """
+        import os
+        import numpy as np
+        import trilu
+        trilu.set_num_threads(4)
+        x = np.arange(800 * 900, dtype=np.float64).reshape(800, 900)
+        assert np.array_equal(trilu.triu(x, 1), np.triu(x, 1))
+        pid = os.fork()
+        if pid == 0:
+            ok = np.array_equal(trilu.tril(x, -2), np.tril(x, -2))
+            os._exit(0 if ok else 3)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status))
+    """
+    proc = _python(code, "4")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "0"
