@@ -21,9 +21,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+# Peers' idle threads must not spin on the cores the next measurement needs
+# (libgomp spins after each parallel region by default): set before import.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import trilu
+import numpy as np  # noqa: E402
+
+import trilu  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from cases import CASES, Case  # noqa: E402
@@ -95,8 +99,11 @@ def _ort_session(dtype: np.dtype, upper: bool) -> Any:
         del numpy_helper
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
         model.ir_version = 8
+        options = onnxruntime.SessionOptions()
+        # no spinning between runs (see OMP_WAIT_POLICY above)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return onnxruntime.InferenceSession(
-            model.SerializeToString(), providers=["CPUExecutionProvider"]
+            model.SerializeToString(), options, providers=["CPUExecutionProvider"]
         )
     except Exception:  # noqa: BLE001  (no onnx, or the type is not supported)
         return None
@@ -124,6 +131,7 @@ def measure(fns: dict[str, Fn | None], rounds: int, min_sample: float) -> dict[s
     for _ in range(rounds):
         for name, fn in live.items():
             n = calls[name]
+            time.sleep(0.002)  # let the previous implementation's threads settle
             start = time.perf_counter()
             for _ in range(n):
                 fn()

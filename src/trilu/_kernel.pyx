@@ -35,6 +35,7 @@ cdef extern from "_threads.h" nogil:
     ctypedef void (*trilu_task_fn)(void *) noexcept nogil
     enum: TRILU_MAX_THREADS    # 64
     void trilu_parallel(trilu_task_fn fn, void **args, int n)
+    Py_ssize_t trilu_fetch_add(Py_ssize_t *p, Py_ssize_t v)
 
 
 # --- element types ---------------------------------------------------------
@@ -73,6 +74,9 @@ cdef enum:
     MASK_BLOCK_BYTES = 4096
     # Work below this stays on the calling thread: a thread costs ~20 us.
     PARALLEL_MIN_BYTES = 1 << 20
+    # Threads claim work in grains of about this much, so none waits long on
+    # another whose core was taken by some other process.
+    GRAIN_BYTES = 1 << 18
     # ... and below this keeps the GIL: releasing it costs more than the work.
     NOGIL_MIN_BYTES = 1 << 14
     # Fresh results this big come zeroed for free (calloc of new pages, glibc's
@@ -108,12 +112,26 @@ cdef struct Job:
     int word
 
 
-cdef struct Chunk:             # one thread's share: units [start, stop)
+cdef struct Chunk:             # a run of work: units [start, stop)
     const Job *job
     Py_ssize_t start, stop     # matrices (MASKED) or rows of the flat batch
 
 
+cdef struct Queue:             # the work of a threaded call, claimed in grains
+    const Job *job
+    Py_ssize_t units, grain
+    Py_ssize_t next            # the first unclaimed unit (atomic)
+
+
 cdef int _num_threads = 1
+cdef Py_ssize_t _zeroed_min = ZEROED_MIN_BYTES   # TEMP tuning
+cdef Py_ssize_t _parallel_min = PARALLEL_MIN_BYTES
+
+
+def _set_tuning(Py_ssize_t zeroed_min, Py_ssize_t parallel_min):  # TEMP
+    global _zeroed_min, _parallel_min
+    _zeroed_min = zeroed_min
+    _parallel_min = parallel_min
 
 
 def set_num_threads(int n):
@@ -274,9 +292,8 @@ cdef void masked_chunk(word_t *tag, const Chunk *c) noexcept nogil:
 
 # --- dispatch ----------------------------------------------------------------------
 
-cdef void run_chunk(void *arg) noexcept nogil:
+cdef void run_chunk(const Chunk *c) noexcept nogil:
     """Pick the specialization for the element width; runs on any thread."""
-    cdef const Chunk *c = <const Chunk *>arg
     cdef const Job *job = c.job
     cdef Py_ssize_t w = job.width
     if job.method == MASKED:
@@ -304,11 +321,32 @@ cdef void run_chunk(void *arg) noexcept nogil:
         rows_chunk(<any_width *>NULL, c)
 
 
-cdef void run_chunks(void **args, int n) noexcept nogil:
-    if n == 1:
-        run_chunk(args[0])
-    else:
-        trilu_parallel(run_chunk, args, n)
+cdef void worker(void *arg) noexcept nogil:
+    """One thread of a threaded call: claim grains until none are left."""
+    cdef Queue *q = <Queue *>arg
+    cdef Chunk c
+    c.job = q.job
+    while True:
+        c.start = trilu_fetch_add(&q.next, q.grain)
+        if c.start >= q.units:
+            return
+        c.stop = min(c.start + q.grain, q.units)
+        run_chunk(&c)
+
+
+cdef void run(Queue *q, int nthreads) noexcept nogil:
+    cdef void *args[TRILU_MAX_THREADS]
+    cdef Chunk whole
+    cdef int t
+    if nthreads == 1:
+        whole.job = q.job
+        whole.start = 0
+        whole.stop = q.units
+        run_chunk(&whole)
+        return
+    for t in range(nthreads):
+        args[t] = q
+    trilu_parallel(worker, args, nthreads)
 
 
 cdef void plan_batch(Job *job, cnp.ndarray src, cnp.ndarray dst) noexcept:
@@ -356,10 +394,9 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
     """
     cdef int nd = cnp.PyArray_NDIM(src)
     cdef Job job
-    cdef Chunk chunks[TRILU_MAX_THREADS]
-    cdef void *args[TRILU_MAX_THREADS]
+    cdef Queue queue
     cdef Py_ssize_t work, nb = 1
-    cdef int t, nthreads, a
+    cdef int nthreads, a
     cdef char *mask = NULL
     cdef bint fortran
 
@@ -367,7 +404,7 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
     if dst is None:
         fortran = (cnp.PyArray_IS_F_CONTIGUOUS(src)
                    and not cnp.PyArray_IS_C_CONTIGUOUS(src))
-        if cnp.PyArray_NBYTES(src) >= ZEROED_MIN_BYTES:
+        if cnp.PyArray_NBYTES(src) >= _zeroed_min:
             # Allocations this big are fresh pages, already zero: calloc'd,
             # the zeroed part is never written (nor, with small pages, touched).
             dst = np.zeros((<object>src).shape, (<object>src).dtype,
@@ -444,62 +481,22 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
         job.mask = mask
 
     work = nb * job.matrix_bytes
-    nthreads = <int>max(1, min(_num_threads, work // PARALLEL_MIN_BYTES))
-    try:
-        nthreads = split(&job, nb, nthreads, chunks)
-    except MemoryError:
-        free(mask)
-        raise
-    for t in range(nthreads):
-        args[t] = &chunks[t]
+    nthreads = <int>max(1, min(_num_threads, work // _parallel_min))
+    queue.job = &job
+    queue.next = 0
+    if job.method == MASKED:
+        queue.units = nb
+        queue.grain = max(1, GRAIN_BYTES // job.matrix_bytes)
+    else:
+        queue.units = nb * job.rows
+        queue.grain = max(1, GRAIN_BYTES // (job.cols * job.width))
     if work >= NOGIL_MIN_BYTES:
         with nogil:
-            run_chunks(args, nthreads)
+            run(&queue, nthreads)
     else:
-        run_chunks(args, nthreads)
+        run(&queue, nthreads)
     free(mask)
     return dst
-
-
-cdef int split(const Job *job, Py_ssize_t nb, int n, Chunk *chunks) except -1:
-    """Cut the work into n chunks of equal cost; returns how many chunks.
-
-    Matrices cost alike; rows do not (a triangle's rows keep 0 to cols
-    elements), so row chunks are cut on a per-row cost: elements written, plus
-    those read. In place only the zeroed part counts.
-    """
-    cdef Py_ssize_t i, t, lo, hi, b, rem, total, per_matrix
-    cdef Py_ssize_t units = nb if job.method == MASKED else nb * job.rows
-    cdef Py_ssize_t *prefix
-    if n > units:
-        n = <int>units
-    for t in range(n):
-        chunks[t].job = job
-        chunks[t].start = units * t // n
-        chunks[t].stop = units * (t + 1) // n
-    if n == 1 or job.method == MASKED:
-        return n
-    prefix = <Py_ssize_t *>malloc((job.rows + 1) * sizeof(Py_ssize_t))
-    if prefix == NULL:
-        raise MemoryError("trilu: cannot allocate the work split")
-    prefix[0] = 0
-    for i in range(job.rows):
-        kept_range(job, i, &lo, &hi)
-        prefix[i + 1] = prefix[i] + (
-            job.cols + hi - lo if job.copy_kept else job.cols - (hi - lo))
-    per_matrix = prefix[job.rows]
-    if per_matrix > 0:
-        total = nb * per_matrix
-        for t in range(1, n):
-            # the first row at or after cost total * t / n
-            b = <Py_ssize_t>(<double>total * t / n) // per_matrix
-            rem = <Py_ssize_t>(<double>total * t / n) - b * per_matrix
-            i = 0
-            while i < job.rows and prefix[i] < rem:
-                i += 1
-            chunks[t].start = chunks[t - 1].stop = min(b * job.rows + i, units)
-    free(prefix)
-    return n
 
 
 cdef void build_mask(const Job *job, char *mask) noexcept:
