@@ -120,18 +120,18 @@ cdef struct Chunk:             # a run of work: units [start, stop)
 cdef struct Queue:             # the work of a threaded call, claimed in grains
     const Job *job
     Py_ssize_t units, grain
-    Py_ssize_t next            # the first unclaimed unit (atomic)
+    int nthreads
+    # Thread t owns units [next[t], end[t]), claimed from the front (atomic).
+    Py_ssize_t next[TRILU_MAX_THREADS]
+    Py_ssize_t end[TRILU_MAX_THREADS]
+
+
+cdef struct Worker:            # what one thread is handed
+    Queue *queue
+    int index
 
 
 cdef int _num_threads = 1
-cdef Py_ssize_t _zeroed_min = ZEROED_MIN_BYTES   # TEMP tuning
-cdef Py_ssize_t _parallel_min = PARALLEL_MIN_BYTES
-
-
-def _set_tuning(Py_ssize_t zeroed_min, Py_ssize_t parallel_min):  # TEMP
-    global _zeroed_min, _parallel_min
-    _zeroed_min = zeroed_min
-    _parallel_min = parallel_min
 
 
 def set_num_threads(int n):
@@ -322,31 +322,43 @@ cdef void run_chunk(const Chunk *c) noexcept nogil:
 
 
 cdef void worker(void *arg) noexcept nogil:
-    """One thread of a threaded call: claim grains until none are left."""
-    cdef Queue *q = <Queue *>arg
+    """One thread: its own share first, grain by grain, then what is left of
+    the others' (a thread whose core is busy elsewhere gets help)."""
+    cdef const Worker *w = <const Worker *>arg
+    cdef Queue *q = w.queue
     cdef Chunk c
+    cdef int r, v
     c.job = q.job
-    while True:
-        c.start = trilu_fetch_add(&q.next, q.grain)
-        if c.start >= q.units:
-            return
-        c.stop = min(c.start + q.grain, q.units)
-        run_chunk(&c)
+    for r in range(q.nthreads):
+        v = (w.index + r) % q.nthreads
+        while True:
+            c.start = trilu_fetch_add(&q.next[v], q.grain)
+            if c.start >= q.end[v]:
+                break
+            c.stop = min(c.start + q.grain, q.end[v])
+            run_chunk(&c)
 
 
-cdef void run(Queue *q, int nthreads) noexcept nogil:
+cdef void run(Queue *q) noexcept nogil:
+    """Each thread owns a contiguous share, so each first-touches pages of its
+    own (threads faulting in the same huge page wait on each other)."""
+    cdef Worker workers[TRILU_MAX_THREADS]
     cdef void *args[TRILU_MAX_THREADS]
     cdef Chunk whole
     cdef int t
-    if nthreads == 1:
+    if q.nthreads == 1:
         whole.job = q.job
         whole.start = 0
         whole.stop = q.units
         run_chunk(&whole)
         return
-    for t in range(nthreads):
-        args[t] = q
-    trilu_parallel(worker, args, nthreads)
+    for t in range(q.nthreads):
+        q.next[t] = q.units * t // q.nthreads
+        q.end[t] = q.units * (t + 1) // q.nthreads
+        workers[t].queue = q
+        workers[t].index = t
+        args[t] = &workers[t]
+    trilu_parallel(worker, args, q.nthreads)
 
 
 cdef void plan_batch(Job *job, cnp.ndarray src, cnp.ndarray dst) noexcept:
@@ -396,7 +408,7 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
     cdef Job job
     cdef Queue queue
     cdef Py_ssize_t work, nb = 1
-    cdef int nthreads, a
+    cdef int a
     cdef char *mask = NULL
     cdef bint fortran
 
@@ -404,7 +416,7 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
     if dst is None:
         fortran = (cnp.PyArray_IS_F_CONTIGUOUS(src)
                    and not cnp.PyArray_IS_C_CONTIGUOUS(src))
-        if cnp.PyArray_NBYTES(src) >= _zeroed_min:
+        if cnp.PyArray_NBYTES(src) >= ZEROED_MIN_BYTES:
             # Allocations this big are fresh pages, already zero: calloc'd,
             # the zeroed part is never written (nor, with small pages, touched).
             dst = np.zeros((<object>src).shape, (<object>src).dtype,
@@ -481,20 +493,20 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
         job.mask = mask
 
     work = nb * job.matrix_bytes
-    nthreads = <int>max(1, min(_num_threads, work // _parallel_min))
     queue.job = &job
-    queue.next = 0
+    queue.nthreads = <int>max(1, min(_num_threads, work // PARALLEL_MIN_BYTES))
     if job.method == MASKED:
         queue.units = nb
         queue.grain = max(1, GRAIN_BYTES // job.matrix_bytes)
     else:
         queue.units = nb * job.rows
         queue.grain = max(1, GRAIN_BYTES // (job.cols * job.width))
+    queue.nthreads = <int>min(queue.nthreads, queue.units)
     if work >= NOGIL_MIN_BYTES:
         with nogil:
-            run(&queue, nthreads)
+            run(&queue)
     else:
-        run(&queue, nthreads)
+        run(&queue)
     free(mask)
     return dst
 
