@@ -18,6 +18,8 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
+import numpy as np
+
 cimport numpy as cnp
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 
@@ -33,6 +35,7 @@ cdef extern from "_threads.h" nogil:
     ctypedef void (*trilu_task_fn)(void *) noexcept nogil
     enum: TRILU_MAX_THREADS    # 64
     void trilu_parallel(trilu_task_fn fn, void **args, int n)
+    Py_ssize_t trilu_fetch_add(Py_ssize_t *p, Py_ssize_t v)
 
 
 # --- element types ---------------------------------------------------------
@@ -71,8 +74,14 @@ cdef enum:
     MASK_BLOCK_BYTES = 4096
     # Work below this stays on the calling thread: a thread costs ~20 us.
     PARALLEL_MIN_BYTES = 1 << 20
+    # Threads claim work in grains of about this much, so none waits long on
+    # another whose core was taken by some other process.
+    GRAIN_BYTES = 1 << 18
     # ... and below this keeps the GIL: releasing it costs more than the work.
     NOGIL_MIN_BYTES = 1 << 14
+    # Fresh results this big come zeroed for free (calloc of new pages, glibc's
+    # mmap threshold is at most 32 MiB); smaller ones may be recycled memory.
+    ZEROED_MIN_BYTES = 32 << 20
     MAX_BATCH_DIMS = 64        # NPY_MAXDIMS of numpy 2 (numpy 1 has 32)
 
 
@@ -87,7 +96,9 @@ cdef struct Job:
     char *dst
     Py_ssize_t rows, cols, k, width
     Py_ssize_t src_row, src_col, dst_row, dst_col
-    bint upper, inplace
+    bint upper
+    bint copy_kept             # False in place: the kept part is already there
+    bint zero_rest             # False into fresh zeroed pages
     Method method
     # batch dimensions, size-1 dims dropped and mergeable dims merged
     int ndim
@@ -101,9 +112,23 @@ cdef struct Job:
     int word
 
 
-cdef struct Chunk:             # one thread's share: units [start, stop)
-    Job *job
+cdef struct Chunk:             # a run of work: units [start, stop)
+    const Job *job
     Py_ssize_t start, stop     # matrices (MASKED) or rows of the flat batch
+
+
+cdef struct Queue:             # the work of a threaded call, claimed in grains
+    const Job *job
+    Py_ssize_t units, grain
+    int nthreads
+    # Thread t owns units [next[t], end[t]), claimed from the front (atomic).
+    Py_ssize_t next[TRILU_MAX_THREADS]
+    Py_ssize_t end[TRILU_MAX_THREADS]
+
+
+cdef struct Worker:            # what one thread is handed
+    Queue *queue
+    int index
 
 
 cdef int _num_threads = 1
@@ -153,43 +178,57 @@ cdef inline void batch_next(const Job *job, Py_ssize_t *idx,
 
 # --- rows ----------------------------------------------------------------------
 
+cdef inline void kept_range(const Job *job, Py_ssize_t i, Py_ssize_t *lo,
+                            Py_ssize_t *hi) noexcept nogil:
+    """Row i keeps columns [lo, hi): j - i >= k (upper) or j - i <= k (lower)."""
+    if job.upper:
+        lo[0] = min(max(i + job.k, 0), job.cols)
+        hi[0] = job.cols
+    else:
+        lo[0] = 0
+        hi[0] = min(max(i + job.k + 1, 0), job.cols)
+
+
 cdef inline void row_strided(elem_t *tag, const char *s, char *d,
                              Py_ssize_t ss, Py_ssize_t ds, Py_ssize_t w,
                              Py_ssize_t n, Py_ssize_t lo, Py_ssize_t hi,
-                             bint inplace) noexcept nogil:
+                             const Job *job) noexcept nogil:
     """Zero [0, lo) and [hi, n), copy [lo, hi): elements of any strides."""
     cdef Py_ssize_t j
     cdef elem_t v, zero
     memset(&zero, 0, sizeof(elem_t))
     if elem_t is any_width:
-        for j in range(lo):
-            memset(d + j * ds, 0, w)
-        if not inplace:
+        if job.zero_rest:
+            for j in range(lo):
+                memset(d + j * ds, 0, w)
+            for j in range(hi, n):
+                memset(d + j * ds, 0, w)
+        if job.copy_kept:
             for j in range(lo, hi):
                 memcpy(d + j * ds, s + j * ss, w)
-        for j in range(hi, n):
-            memset(d + j * ds, 0, w)
     else:
-        for j in range(lo):
-            memcpy(d + j * ds, &zero, sizeof(elem_t))
-        if not inplace:
+        if job.zero_rest:
+            for j in range(lo):
+                memcpy(d + j * ds, &zero, sizeof(elem_t))
+            for j in range(hi, n):
+                memcpy(d + j * ds, &zero, sizeof(elem_t))
+        if job.copy_kept:
             for j in range(lo, hi):
                 memcpy(&v, s + j * ss, sizeof(elem_t))
                 memcpy(d + j * ds, &v, sizeof(elem_t))
-        for j in range(hi, n):
-            memcpy(d + j * ds, &zero, sizeof(elem_t))
 
 
 cdef inline void row_contiguous(const char *s, char *d, Py_ssize_t n,
                                 Py_ssize_t lo, Py_ssize_t hi,
-                                bint inplace) noexcept nogil:
+                                const Job *job) noexcept nogil:
     """The same on one contiguous run of n bytes, lo and hi in bytes."""
-    if lo > 0:
-        memset(d, 0, lo)
-    if hi > lo and not inplace:
+    if job.zero_rest:
+        if lo > 0:
+            memset(d, 0, lo)
+        if hi < n:
+            memset(d + hi, 0, n - hi)
+    if job.copy_kept and hi > lo:
         memcpy(d + lo, s + lo, hi - lo)
-    if hi < n:
-        memset(d + hi, 0, n - hi)
 
 
 cdef void rows_chunk(elem_t *tag, const Chunk *c) noexcept nogil:
@@ -203,20 +242,13 @@ cdef void rows_chunk(elem_t *tag, const Chunk *c) noexcept nogil:
     cdef char *d
     batch_seek(job, c.start // job.rows, idx, &so, &do)
     for u in range(c.start, c.stop):
-        # kept columns [lo, hi): j - i >= k (upper) or j - i <= k (lower)
-        if job.upper:
-            lo = min(max(i + job.k, 0), n)
-            hi = n
-        else:
-            lo = 0
-            hi = min(max(i + job.k + 1, 0), n)
+        kept_range(job, i, &lo, &hi)
         s = job.src + so + i * job.src_row
         d = job.dst + do + i * job.dst_row
         if job.method == ROWS:
-            row_contiguous(s, d, n * w, lo * w, hi * w, job.inplace)
+            row_contiguous(s, d, n * w, lo * w, hi * w, job)
         else:
-            row_strided(tag, s, d, job.src_col, job.dst_col, w, n, lo, hi,
-                        job.inplace)
+            row_strided(tag, s, d, job.src_col, job.dst_col, w, n, lo, hi, job)
         i += 1
         if i == job.rows:
             i = 0
@@ -260,9 +292,8 @@ cdef void masked_chunk(word_t *tag, const Chunk *c) noexcept nogil:
 
 # --- dispatch ----------------------------------------------------------------------
 
-cdef void run_chunk(void *arg) noexcept nogil:
+cdef void run_chunk(const Chunk *c) noexcept nogil:
     """Pick the specialization for the element width; runs on any thread."""
-    cdef const Chunk *c = <const Chunk *>arg
     cdef const Job *job = c.job
     cdef Py_ssize_t w = job.width
     if job.method == MASKED:
@@ -290,11 +321,44 @@ cdef void run_chunk(void *arg) noexcept nogil:
         rows_chunk(<any_width *>NULL, c)
 
 
-cdef void run_chunks(void **args, int n) noexcept nogil:
-    if n == 1:
-        run_chunk(args[0])
-    else:
-        trilu_parallel(run_chunk, args, n)
+cdef void worker(void *arg) noexcept nogil:
+    """One thread: its own share first, grain by grain, then what is left of
+    the others' (a thread whose core is busy elsewhere gets help)."""
+    cdef const Worker *w = <const Worker *>arg
+    cdef Queue *q = w.queue
+    cdef Chunk c
+    cdef int r, v
+    c.job = q.job
+    for r in range(q.nthreads):
+        v = (w.index + r) % q.nthreads
+        while True:
+            c.start = trilu_fetch_add(&q.next[v], q.grain)
+            if c.start >= q.end[v]:
+                break
+            c.stop = min(c.start + q.grain, q.end[v])
+            run_chunk(&c)
+
+
+cdef void run(Queue *q) noexcept nogil:
+    """Each thread owns a contiguous share, so each first-touches pages of its
+    own (threads faulting in the same huge page wait on each other)."""
+    cdef Worker workers[TRILU_MAX_THREADS]
+    cdef void *args[TRILU_MAX_THREADS]
+    cdef Chunk whole
+    cdef int t
+    if q.nthreads == 1:
+        whole.job = q.job
+        whole.start = 0
+        whole.stop = q.units
+        run_chunk(&whole)
+        return
+    for t in range(q.nthreads):
+        q.next[t] = q.units * t // q.nthreads
+        q.end[t] = q.units * (t + 1) // q.nthreads
+        workers[t].queue = q
+        workers[t].index = t
+        args[t] = &workers[t]
+    trilu_parallel(worker, args, q.nthreads)
 
 
 cdef void plan_batch(Job *job, cnp.ndarray src, cnp.ndarray dst) noexcept:
@@ -342,25 +406,30 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
     """
     cdef int nd = cnp.PyArray_NDIM(src)
     cdef Job job
-    cdef Chunk chunks[TRILU_MAX_THREADS]
-    cdef void *args[TRILU_MAX_THREADS]
-    cdef Py_ssize_t units, work, nb = 1
-    cdef int t, nthreads, a
+    cdef Queue queue
+    cdef Py_ssize_t work, nb = 1
+    cdef int a
     cdef char *mask = NULL
+    cdef bint fortran
 
+    job.copy_kept = job.zero_rest = True
     if dst is None:
-        dst = PyArray_NewLikeArray(
-            src,
-            cnp.NPY_FORTRANORDER
-            if cnp.PyArray_IS_F_CONTIGUOUS(src) and not cnp.PyArray_IS_C_CONTIGUOUS(src)
-            else cnp.NPY_CORDER,
-            NULL, 0)
-        job.inplace = False
+        fortran = (cnp.PyArray_IS_F_CONTIGUOUS(src)
+                   and not cnp.PyArray_IS_C_CONTIGUOUS(src))
+        if cnp.PyArray_NBYTES(src) >= ZEROED_MIN_BYTES:
+            # Allocations this big are fresh pages, already zero: calloc'd,
+            # the zeroed part is never written (nor, with small pages, touched).
+            dst = np.zeros((<object>src).shape, (<object>src).dtype,
+                           order="F" if fortran else "C")
+            job.zero_rest = False
+        else:
+            dst = PyArray_NewLikeArray(
+                src, cnp.NPY_FORTRANORDER if fortran else cnp.NPY_CORDER, NULL, 0)
     else:
-        job.inplace = cnp.PyArray_DATA(src) == cnp.PyArray_DATA(dst)
+        job.copy_kept = cnp.PyArray_DATA(src) != cnp.PyArray_DATA(dst)
         for a in range(nd):
             if cnp.PyArray_STRIDES(src)[a] != cnp.PyArray_STRIDES(dst)[a]:
-                job.inplace = False
+                job.copy_kept = True
 
     job.src = <const char *>cnp.PyArray_DATA(src)
     job.dst = <char *>cnp.PyArray_DATA(dst)
@@ -420,38 +489,34 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
         mask = <char *>malloc(job.block * job.matrix_bytes)
         if mask == NULL:
             raise MemoryError("trilu: cannot allocate the keep-mask")
-        _build_mask(&job, mask)
+        build_mask(&job, mask)
         job.mask = mask
 
     work = nb * job.matrix_bytes
-    units = nb if job.method == MASKED else nb * job.rows
-    nthreads = <int>min(_num_threads, work // PARALLEL_MIN_BYTES, units)
-    nthreads = max(nthreads, 1)
-    for t in range(nthreads):
-        chunks[t].job = &job
-        chunks[t].start = units * t // nthreads
-        chunks[t].stop = units * (t + 1) // nthreads
-        args[t] = &chunks[t]
+    queue.job = &job
+    queue.nthreads = <int>max(1, min(_num_threads, work // PARALLEL_MIN_BYTES))
+    if job.method == MASKED:
+        queue.units = nb
+        queue.grain = max(1, GRAIN_BYTES // job.matrix_bytes)
+    else:
+        queue.units = nb * job.rows
+        queue.grain = max(1, GRAIN_BYTES // (job.cols * job.width))
+    queue.nthreads = <int>min(queue.nthreads, queue.units)
     if work >= NOGIL_MIN_BYTES:
         with nogil:
-            run_chunks(args, nthreads)
+            run(&queue)
     else:
-        run_chunks(args, nthreads)
+        run(&queue)
     free(mask)
     return dst
 
 
-cdef void _build_mask(const Job *job, char *mask) noexcept:
+cdef void build_mask(const Job *job, char *mask) noexcept:
     """0xFF over the bytes of kept elements, 0x00 elsewhere, block times."""
-    cdef Py_ssize_t i, lo, hi, w = job.width, n = job.cols
-    cdef Py_ssize_t row = n * w
+    cdef Py_ssize_t i, lo, hi, w = job.width
+    cdef Py_ssize_t row = job.cols * w
     for i in range(job.rows):
-        if job.upper:
-            lo = min(max(i + job.k, 0), n)
-            hi = n
-        else:
-            lo = 0
-            hi = min(max(i + job.k + 1, 0), n)
+        kept_range(job, i, &lo, &hi)
         memset(mask + i * row, 0, row)
         memset(mask + i * row + lo * w, 0xFF, (hi - lo) * w)
     for i in range(1, job.block):

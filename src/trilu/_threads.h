@@ -2,7 +2,9 @@
  *
  * Threads are created per call and joined before returning: no pool, so no
  * state survives a fork() and nothing spins between calls. Creating a thread
- * costs ~20 us, which the kernel only pays on inputs of a MiB or more.
+ * costs ~20 us, which the kernel only pays on inputs of a MiB or more. The
+ * threads claim small grains of work with an atomic counter, so a thread
+ * whose core is busy with something else simply claims fewer.
  * pthreads on POSIX, _beginthreadex on Windows; no OpenMP runtime needed.
  */
 #ifndef TRILU_THREADS_H
@@ -16,6 +18,20 @@
 #endif
 
 #define TRILU_MAX_THREADS 64
+
+/* Atomically add v to *p and return the old value: threads claim work. */
+static inline Py_ssize_t trilu_fetch_add(Py_ssize_t *p, Py_ssize_t v)
+{
+#ifdef _MSC_VER
+#ifdef _WIN64
+    return (Py_ssize_t)InterlockedExchangeAdd64((volatile LONG64 *)p, v);
+#else
+    return (Py_ssize_t)InterlockedExchangeAdd((volatile LONG *)p, v);
+#endif
+#else
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#endif
+}
 
 typedef void (*trilu_task_fn)(void *);
 

@@ -1,0 +1,353 @@
+"""trilu beside numpy, PyTorch and onnxruntime: times and ratios in one run.
+
+    python bench/bench.py [--quick] [--plot bench/throughput.png] [--markdown]
+
+Ratios are peer time / trilu time (> 1: trilu is faster), each from medians of
+samples taken in interleaved rounds, so drift on a shared machine hits every
+implementation alike. PyTorch and onnxruntime are used when installed. Nothing
+here is a test: no time is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# Peers' idle threads must not spin on the cores the next measurement needs
+# (libgomp spins after each parallel region by default): set before import.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np  # noqa: E402
+
+import trilu  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from cases import CASES, Case  # noqa: E402
+
+try:
+    import torch
+except ImportError:
+    torch = None
+try:
+    import onnxruntime
+except ImportError:
+    onnxruntime = None
+
+Fn = Callable[[], Any]
+
+
+# --- peers ------------------------------------------------------------------------
+
+
+def torch_call(x: np.ndarray, k: int, upper: bool) -> Fn | None:
+    """torch.triu/tril on a zero-copy tensor view of x (CPU, all cores)."""
+    if torch is None:
+        return None
+    try:
+        t = torch.from_numpy(x)
+        op = torch.triu if upper else torch.tril
+        op(t[..., :1, :1], k)  # is the dtype supported?
+    except (TypeError, RuntimeError):
+        return None
+    return lambda: op(t, k)
+
+
+_ort_sessions: dict[tuple[str, bool], Any] = {}
+
+
+def ort_call(x: np.ndarray, k: int, upper: bool) -> Fn | None:
+    """onnxruntime's Trilu (CPU provider, default threads), one node."""
+    if onnxruntime is None:
+        return None
+    key = (x.dtype.str, upper)
+    if key not in _ort_sessions:
+        _ort_sessions[key] = _ort_session(x.dtype, upper)
+    session = _ort_sessions[key]
+    if session is None:
+        return None
+    feeds = {"x": x, "k": np.array(k, dtype=np.int64)}
+    try:
+        session.run(None, {"x": x[..., :1, :1].copy(), "k": feeds["k"]})
+    except Exception:  # noqa: BLE001  (unsupported type: report n/a)
+        return None
+    return lambda: session.run(None, feeds)
+
+
+def _ort_session(dtype: np.dtype, upper: bool) -> Any:
+    try:
+        from onnx import helper, numpy_helper  # noqa: PLC0415
+
+        elem = helper.np_dtype_to_tensor_dtype(dtype)
+        node = helper.make_node("Trilu", ["x", "k"], ["y"], upper=int(upper))
+        graph = helper.make_graph(
+            [node],
+            "trilu",
+            [
+                helper.make_tensor_value_info("x", elem, None),
+                helper.make_tensor_value_info("k", 7, []),
+            ],
+            [helper.make_tensor_value_info("y", elem, None)],
+        )
+        del numpy_helper
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+        model.ir_version = 8
+        options = onnxruntime.SessionOptions()
+        # no spinning between runs (see OMP_WAIT_POLICY above)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        return onnxruntime.InferenceSession(
+            model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+        )
+    except Exception:  # noqa: BLE001  (no onnx, or the type is not supported)
+        return None
+
+
+# --- timing -------------------------------------------------------------------------
+
+
+def measure(fns: dict[str, Fn | None], rounds: int, min_sample: float) -> dict[str, float]:
+    """Median seconds per call of each fn, sampled in interleaved rounds."""
+    live = {name: fn for name, fn in fns.items() if fn is not None}
+    calls = {}
+    for name, fn in live.items():  # warm up; calls per sample >= min_sample
+        fn()
+        n = 1
+        while True:
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            if time.perf_counter() - start >= min_sample or n >= 1 << 16:
+                break
+            n *= 4
+        calls[name] = n
+    samples: dict[str, list[float]] = {name: [] for name in live}
+    for _ in range(rounds):
+        for name, fn in live.items():
+            n = calls[name]
+            time.sleep(0.002)  # let the previous implementation's threads settle
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            samples[name].append((time.perf_counter() - start) / n)
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def fmt_time(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.2f} us"
+    return f"{seconds * 1e3:.3f} ms"
+
+
+def fmt_ratio(peer: float | None, ours: float) -> str:
+    return "n/a" if peer is None else f"{peer / ours:.2f}x"
+
+
+# --- tables ---------------------------------------------------------------------------
+
+
+def case_table(rounds: int, min_sample: float) -> list[dict[str, Any]]:
+    rows = []
+    for case in CASES:
+        x = case.make()
+        ours = trilu.triu if case.upper else trilu.tril
+        theirs = np.triu if case.upper else np.tril
+        fns: dict[str, Fn | None] = {
+            "trilu": lambda: ours(x, case.k),
+            "numpy": lambda: theirs(x, case.k),
+            "torch": torch_call(x, case.k, case.upper),
+            "onnxruntime": ort_call(x, case.k, case.upper),
+            "copy": x.copy if x.nbytes >= 1 << 20 else None,
+        }
+        times = measure(fns, rounds, min_sample)
+        rows.append({"case": case, "times": times})
+    return rows
+
+
+def inplace_table(rounds: int, min_sample: float) -> list[dict[str, Any]]:
+    """trilu.triu(x, out=x) against torch's x.triu_() (both in place)."""
+    rows = []
+    for case in [c for c in CASES if c.layout == "C" and c.dtype != "int64"]:
+        x = case.make()
+        y = x.copy()
+        ours = trilu.triu if case.upper else trilu.tril
+        fns: dict[str, Fn | None] = {"trilu": lambda: ours(x, case.k, out=x)}
+        if torch is not None:
+            t = torch.from_numpy(y)
+            method = t.triu_ if case.upper else t.tril_
+            try:
+                method(case.k)
+                fns["torch"] = lambda: method(case.k)
+            except RuntimeError:
+                fns["torch"] = None
+        rows.append({"case": case, "times": measure(fns, rounds, min_sample)})
+    return rows
+
+
+def bandwidth_table(rounds: int, min_sample: float) -> list[dict[str, Any]]:
+    """out= into a preallocated array: GB/s of the bytes that must move (every
+    element written, the kept part read) against np.copyto's GB/s."""
+    rows = []
+    for case in [c for c in CASES if c.make().nbytes >= 1 << 20]:
+        x = case.make()
+        out = np.empty_like(x)
+        ours = trilu.triu if case.upper else trilu.tril
+        fns: dict[str, Fn | None] = {
+            "trilu": lambda: ours(x, case.k, out=out),
+            "copyto": lambda: np.copyto(out, x),
+        }
+        times = measure(fns, rounds, min_sample)
+        kept = np.count_nonzero((trilu.triu if case.upper else trilu.tril)(
+            np.ones(x.shape[-2:], dtype=bool), case.k)) / (x.shape[-2] * x.shape[-1])
+        moved = x.nbytes * (1 + kept)
+        rows.append({
+            "case": case,
+            "times": times,
+            "trilu_gbs": moved / times["trilu"] / 1e9,
+            "copyto_gbs": 2 * x.nbytes / times["copyto"] / 1e9,
+        })
+    return rows
+
+
+def floor_row(rounds: int, min_sample: float) -> dict[str, float]:
+    x = CASES[0].make()
+    return measure(
+        {"trilu": lambda: trilu.triu(x), "empty_like": lambda: np.empty_like(x)},
+        rounds, min_sample,
+    )
+
+
+def environment() -> str:
+    bits = [
+        f"date {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs",
+        f"Python {platform.python_version()}",
+        f"trilu {trilu.__version__} ({trilu.get_num_threads()} threads)",
+        f"numpy {np.__version__}",
+    ]
+    if torch is not None:
+        bits.append(f"torch {torch.__version__} ({torch.get_num_threads()} threads)")
+    if onnxruntime is not None:
+        bits.append(f"onnxruntime {onnxruntime.__version__}")
+    return ", ".join(bits)
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+# --- plot ---------------------------------------------------------------------------------
+
+
+def plot(path: str, rounds: int, min_sample: float) -> None:
+    """Throughput (GB/s of output) against matrix size, triu of float64."""
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    sizes = [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
+    series: dict[str, list[float | None]] = {}
+    for n in sizes:
+        x = Case("", (n, n), "float64").make()
+        times = measure(
+            {
+                "trilu": lambda: trilu.triu(x),
+                "numpy": lambda: np.triu(x),
+                "torch": torch_call(x, 0, True),
+                "onnxruntime": ort_call(x, 0, True),
+                "x.copy()": x.copy,
+            },
+            rounds, min_sample,
+        )
+        for name in ["trilu", "numpy", "torch", "onnxruntime", "x.copy()"]:
+            t = times.get(name)
+            series.setdefault(name, []).append(None if t is None else x.nbytes / t / 1e9)
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for name, ys in series.items():
+        if any(y is not None for y in ys):
+            ax.plot(sizes, [np.nan if y is None else y for y in ys], marker="o", label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("N (triu of an N x N float64 matrix)")
+    ax.set_ylabel("GB/s of output")
+    ax.set_title("Upper triangle of a square float64 matrix, fresh output")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.text(0.01, 0.01, f"{cpu_name()}; {environment()}", fontsize=6)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(path, dpi=120)
+    print(f"plot written to {path}")
+
+
+# --- main ---------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer, shorter samples")
+    parser.add_argument("--plot", metavar="PNG", help="write the throughput plot here")
+    args = parser.parse_args()
+    rounds, min_sample = (5, 0.002) if args.quick else (15, 0.01)
+
+    print(f"# trilu benchmark\n\n{cpu_name()}; {environment()}\n")
+    peers = ["numpy", "torch", "onnxruntime", "copy"]
+    print("| case | op | trilu | " + " | ".join(f"{p} / trilu" for p in peers) + " |")
+    print("|---|---|---:|" + "---:|" * len(peers))
+    summary: dict[str, list[float]] = {p: [] for p in peers}
+    for row in case_table(rounds, min_sample):
+        case, times = row["case"], row["times"]
+        ours = times["trilu"]
+        cells = []
+        for p in peers:
+            t = times.get(p)
+            cells.append(fmt_ratio(t, ours))
+            if t is not None:
+                summary[p].append(t / ours)
+        print(f"| {case.label} | {case.op} | {fmt_time(ours)} | " + " | ".join(cells) + " |")
+    print()
+    for p in peers:
+        r = summary[p]
+        if r:
+            print(f"- {p} / trilu: min {min(r):.2f}x, median {statistics.median(r):.2f}x "
+                  f"over {len(r)} cases")
+
+    print("\n## In place: trilu.triu(x, out=x) against torch x.triu_()\n")
+    print("| case | op | trilu | torch / trilu |")
+    print("|---|---|---:|---:|")
+    for row in inplace_table(rounds, min_sample):
+        case, times = row["case"], row["times"]
+        print(f"| {case.label} | {case.op} | {fmt_time(times['trilu'])} | "
+              f"{fmt_ratio(times.get('torch'), times['trilu'])} |")
+
+    print("\n## out= into a preallocated array: bandwidth against np.copyto\n")
+    print("| case | op | trilu GB/s | copyto GB/s | trilu / copyto |")
+    print("|---|---|---:|---:|---:|")
+    for row in bandwidth_table(rounds, min_sample):
+        case = row["case"]
+        print(f"| {case.label} | {case.op} | {row['trilu_gbs']:.1f} | "
+              f"{row['copyto_gbs']:.1f} | {row['trilu_gbs'] / row['copyto_gbs']:.0%} |")
+
+    floor = floor_row(rounds, min_sample)
+    print(f"\n4x5 int64 triu: {fmt_time(floor['trilu'])}, np.empty_like "
+          f"{fmt_time(floor['empty_like'])}: "
+          f"{floor['trilu'] / floor['empty_like']:.2f}x the Python-call floor")
+
+    if args.plot:
+        plot(args.plot, rounds, min_sample)
+
+
+if __name__ == "__main__":
+    main()
