@@ -11,7 +11,8 @@ here is a test: no time is asserted.
 from __future__ import annotations
 
 import argparse
-import datetime
+import datetime as dt
+import functools
 import os
 import platform
 import statistics
@@ -25,12 +26,12 @@ from typing import Any
 # (libgomp spins after each parallel region by default): set before import.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import trilu  # noqa: E402
+import trilu
 
 sys.path.insert(0, str(Path(__file__).parent))
-from cases import CASES, Case  # noqa: E402
+from cases import CASES, Case
 
 try:
     import torch
@@ -112,7 +113,9 @@ def _ort_session(dtype: np.dtype, upper: bool) -> Any:
 # --- timing -------------------------------------------------------------------------
 
 
-def measure(fns: dict[str, Fn | None], rounds: int, min_sample: float) -> dict[str, float]:
+def measure(
+    fns: dict[str, Fn | None], rounds: int, min_sample: float
+) -> dict[str, float]:
     """Median seconds per call of each fn, sampled in interleaved rounds."""
     live = {name: fn for name, fn in fns.items() if fn is not None}
     calls = {}
@@ -159,8 +162,8 @@ def case_table(rounds: int, min_sample: float) -> list[dict[str, Any]]:
         ours = trilu.triu if case.upper else trilu.tril
         theirs = np.triu if case.upper else np.tril
         fns: dict[str, Fn | None] = {
-            "trilu": lambda: ours(x, case.k),
-            "numpy": lambda: theirs(x, case.k),
+            "trilu": functools.partial(ours, x, case.k),
+            "numpy": functools.partial(theirs, x, case.k),
             "torch": torch_call(x, case.k, case.upper),
             "onnxruntime": ort_call(x, case.k, case.upper),
             "copy": x.copy if x.nbytes >= 1 << 20 else None,
@@ -177,13 +180,13 @@ def inplace_table(rounds: int, min_sample: float) -> list[dict[str, Any]]:
         x = case.make()
         y = x.copy()
         ours = trilu.triu if case.upper else trilu.tril
-        fns: dict[str, Fn | None] = {"trilu": lambda: ours(x, case.k, out=x)}
+        fns: dict[str, Fn | None] = {"trilu": functools.partial(ours, x, case.k, out=x)}
         if torch is not None:
             t = torch.from_numpy(y)
             method = t.triu_ if case.upper else t.tril_
             try:
                 method(case.k)
-                fns["torch"] = lambda: method(case.k)
+                fns["torch"] = functools.partial(method, case.k)
             except RuntimeError:
                 fns["torch"] = None
         rows.append({"case": case, "times": measure(fns, rounds, min_sample)})
@@ -199,19 +202,24 @@ def bandwidth_table(rounds: int, min_sample: float) -> list[dict[str, Any]]:
         out = np.empty_like(x)
         ours = trilu.triu if case.upper else trilu.tril
         fns: dict[str, Fn | None] = {
-            "trilu": lambda: ours(x, case.k, out=out),
-            "copyto": lambda: np.copyto(out, x),
+            "trilu": functools.partial(ours, x, case.k, out=out),
+            "copyto": functools.partial(np.copyto, out, x),
         }
         times = measure(fns, rounds, min_sample)
-        kept = np.count_nonzero((trilu.triu if case.upper else trilu.tril)(
-            np.ones(x.shape[-2:], dtype=bool), case.k)) / (x.shape[-2] * x.shape[-1])
+        kept = np.count_nonzero(
+            (trilu.triu if case.upper else trilu.tril)(
+                np.ones(x.shape[-2:], dtype=bool), case.k
+            )
+        ) / (x.shape[-2] * x.shape[-1])
         moved = x.nbytes * (1 + kept)
-        rows.append({
-            "case": case,
-            "times": times,
-            "trilu_gbs": moved / times["trilu"] / 1e9,
-            "copyto_gbs": 2 * x.nbytes / times["copyto"] / 1e9,
-        })
+        rows.append(
+            {
+                "case": case,
+                "times": times,
+                "trilu_gbs": moved / times["trilu"] / 1e9,
+                "copyto_gbs": 2 * x.nbytes / times["copyto"] / 1e9,
+            }
+        )
     return rows
 
 
@@ -219,13 +227,14 @@ def floor_row(rounds: int, min_sample: float) -> dict[str, float]:
     x = CASES[0].make()
     return measure(
         {"trilu": lambda: trilu.triu(x), "empty_like": lambda: np.empty_like(x)},
-        rounds, min_sample,
+        rounds,
+        min_sample,
     )
 
 
 def environment() -> str:
     bits = [
-        f"date {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+        f"date {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs",
         f"Python {platform.python_version()}",
         f"trilu {trilu.__version__} ({trilu.get_num_threads()} threads)",
@@ -253,9 +262,9 @@ def cpu_name() -> str:
 
 def plot(path: str, rounds: int, min_sample: float) -> None:
     """Throughput (GB/s of output) against matrix size, triu of float64."""
-    import matplotlib  # noqa: PLC0415
+    import matplotlib as mpl  # noqa: PLC0415
 
-    matplotlib.use("Agg")
+    mpl.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     sizes = [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
@@ -264,21 +273,26 @@ def plot(path: str, rounds: int, min_sample: float) -> None:
         x = Case("", (n, n), "float64").make()
         times = measure(
             {
-                "trilu": lambda: trilu.triu(x),
-                "numpy": lambda: np.triu(x),
+                "trilu": functools.partial(trilu.triu, x),
+                "numpy": functools.partial(np.triu, x),
                 "torch": torch_call(x, 0, True),
                 "onnxruntime": ort_call(x, 0, True),
                 "x.copy()": x.copy,
             },
-            rounds, min_sample,
+            rounds,
+            min_sample,
         )
         for name in ["trilu", "numpy", "torch", "onnxruntime", "x.copy()"]:
             t = times.get(name)
-            series.setdefault(name, []).append(None if t is None else x.nbytes / t / 1e9)
+            series.setdefault(name, []).append(
+                None if t is None else x.nbytes / t / 1e9
+            )
     fig, ax = plt.subplots(figsize=(8, 5))
     for name, ys in series.items():
         if any(y is not None for y in ys):
-            ax.plot(sizes, [np.nan if y is None else y for y in ys], marker="o", label=name)
+            ax.plot(
+                sizes, [np.nan if y is None else y for y in ys], marker="o", label=name
+            )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("N (triu of an N x N float64 matrix)")
@@ -316,34 +330,46 @@ def main() -> None:
             cells.append(fmt_ratio(t, ours))
             if t is not None:
                 summary[p].append(t / ours)
-        print(f"| {case.label} | {case.op} | {fmt_time(ours)} | " + " | ".join(cells) + " |")
+        print(
+            f"| {case.label} | {case.op} | {fmt_time(ours)} | "
+            + " | ".join(cells)
+            + " |"
+        )
     print()
     for p in peers:
         r = summary[p]
         if r:
-            print(f"- {p} / trilu: min {min(r):.2f}x, median {statistics.median(r):.2f}x "
-                  f"over {len(r)} cases")
+            print(
+                f"- {p} / trilu: min {min(r):.2f}x, median {statistics.median(r):.2f}x "
+                f"over {len(r)} cases"
+            )
 
     print("\n## In place: trilu.triu(x, out=x) against torch x.triu_()\n")
     print("| case | op | trilu | torch / trilu |")
     print("|---|---|---:|---:|")
     for row in inplace_table(rounds, min_sample):
         case, times = row["case"], row["times"]
-        print(f"| {case.label} | {case.op} | {fmt_time(times['trilu'])} | "
-              f"{fmt_ratio(times.get('torch'), times['trilu'])} |")
+        print(
+            f"| {case.label} | {case.op} | {fmt_time(times['trilu'])} | "
+            f"{fmt_ratio(times.get('torch'), times['trilu'])} |"
+        )
 
     print("\n## out= into a preallocated array: bandwidth against np.copyto\n")
     print("| case | op | trilu GB/s | copyto GB/s | trilu / copyto |")
     print("|---|---|---:|---:|---:|")
     for row in bandwidth_table(rounds, min_sample):
         case = row["case"]
-        print(f"| {case.label} | {case.op} | {row['trilu_gbs']:.1f} | "
-              f"{row['copyto_gbs']:.1f} | {row['trilu_gbs'] / row['copyto_gbs']:.0%} |")
+        print(
+            f"| {case.label} | {case.op} | {row['trilu_gbs']:.1f} | "
+            f"{row['copyto_gbs']:.1f} | {row['trilu_gbs'] / row['copyto_gbs']:.0%} |"
+        )
 
     floor = floor_row(rounds, min_sample)
-    print(f"\n4x5 int64 triu: {fmt_time(floor['trilu'])}, np.empty_like "
-          f"{fmt_time(floor['empty_like'])}: "
-          f"{floor['trilu'] / floor['empty_like']:.2f}x the Python-call floor")
+    print(
+        f"\n4x5 int64 triu: {fmt_time(floor['trilu'])}, np.empty_like "
+        f"{fmt_time(floor['empty_like'])}: "
+        f"{floor['trilu'] / floor['empty_like']:.2f}x the Python-call floor"
+    )
 
     if args.plot:
         plot(args.plot, rounds, min_sample)

@@ -13,7 +13,7 @@ import numpy as np
 import trilu
 
 sys.path.insert(0, str(Path(__file__).parent))
-from cases import CASES  # noqa: E402
+from cases import CASES
 
 _LABELS = [f"{c.label} {c.op}" for c in CASES]
 
@@ -31,7 +31,7 @@ class Triangle:
         module = trilu if implementation == "trilu" else np
         self.fn = module.triu if case.upper else module.tril
 
-    def time_fresh(self, label: str, implementation: str) -> None:
+    def time_fresh(self, *_: str) -> None:
         self.fn(self.x, self.k)
 
 
@@ -48,8 +48,8 @@ class Out:
         self.out = np.empty_like(self.x)
         self.fn = trilu.triu if case.upper else trilu.tril
 
-    def time_out(self, label: str) -> None:
+    def time_out(self, *_: str) -> None:
         self.fn(self.x, self.k, out=self.out)
 
-    def time_inplace(self, label: str) -> None:
+    def time_inplace(self, *_: str) -> None:
         self.fn(self.out, self.k, out=self.out)

@@ -25,7 +25,7 @@ class Case:
         rng = np.random.default_rng(seed)
         shape = self.shape
         if self.layout == "step2":
-            shape = shape[:-2] + (2 * shape[-2], 2 * shape[-1])
+            shape = (*shape[:-2], 2 * shape[-2], 2 * shape[-1])
         if self.dtype == "bool":
             x = rng.random(shape) < 0.5
         elif self.dtype.startswith("complex"):

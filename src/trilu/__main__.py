@@ -7,6 +7,7 @@ Exits 1 if any check fails.
 
 from __future__ import annotations
 
+import functools
 import platform
 import sys
 import time
@@ -50,7 +51,9 @@ def _spec(x: np.ndarray, k: int, upper: bool, zero: Any) -> list[Any]:
 
 def _same(got: np.ndarray, want: list[Any], dtype: Any) -> bool:
     if dtype is object:
-        return got.ravel().tolist() == np.array(want, dtype=object).ravel().tolist()
+        return bool(
+            got.ravel().tolist() == np.array(want, dtype=object).ravel().tolist()
+        )
     return got.tobytes() == np.array(want, dtype=dtype).tobytes()
 
 
@@ -86,7 +89,7 @@ def self_check(rng: np.random.Generator) -> tuple[int, int, list[str]]:
 
 
 def _median_time(fn: Any, budget: float = 0.15) -> float:
-    times = []
+    times: list[float] = []
     deadline = time.perf_counter() + budget
     while len(times) < 5 or (time.perf_counter() < deadline and len(times) < 200):
         start = time.perf_counter()
@@ -104,12 +107,14 @@ def speed_table(rng: np.random.Generator) -> list[str]:
         ("2048x2048 float64, k=-100", rng.random((2048, 2048)), -100, False),
         ("100000x3x3 float64", rng.random((100000, 3, 3)), 0, True),
     ]
-    lines = [f"{'case':28s} {'op':5s} {'numpy':>10s} {'trilu':>10s} {'numpy/trilu':>12s}"]
+    lines = [
+        f"{'case':28s} {'op':5s} {'numpy':>10s} {'trilu':>10s} {'numpy/trilu':>12s}"
+    ]
     for label, x, k, upper in cases:
         ours = trilu.triu if upper else trilu.tril
         theirs = np.triu if upper else np.tril
-        t_np = _median_time(lambda: theirs(x, k))
-        t_tr = _median_time(lambda: ours(x, k))
+        t_np = _median_time(functools.partial(theirs, x, k))
+        t_tr = _median_time(functools.partial(ours, x, k))
         lines.append(
             f"{label:28s} {'triu' if upper else 'tril':5s} {_fmt(t_np):>10s} "
             f"{_fmt(t_tr):>10s} {t_np / t_tr:11.1f}x"
@@ -132,7 +137,9 @@ def main() -> int:
     for note in notes:
         print("  " + note)
     verdict = "PASS" if failed == 0 else "FAIL"
-    print(f"self-check against the ONNX Trilu-14 spec: {verdict} ({passed} passed, {failed} failed)")
+    print(
+        f"self-check against the ONNX Trilu-14 spec: {verdict} ({passed} passed, {failed} failed)"
+    )
     print()
     print("speed (median of repeated calls; ratio > 1 means trilu is faster):")
     for line in speed_table(rng):

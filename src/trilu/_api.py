@@ -52,13 +52,12 @@ def set_num_threads(n: int | None = None) -> None:
     variable if set, else the number of CPUs this process may run on. Calls on
     less than about 1 MiB always run on the calling thread.
     """
-    if n is None:
-        n = _default_threads()
-    elif isinstance(n, bool) or not isinstance(n, numbers.Integral):
-        raise TypeError(f"n must be an integer, got {type(n).__name__}")
-    elif n < 1:
-        raise ValueError(f"n must be at least 1, got {n}")
-    _kernel.set_num_threads(min(int(n), 64))
+    value: object = _default_threads() if n is None else n
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"n must be an integer, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"n must be at least 1, got {value}")
+    _kernel.set_num_threads(min(int(value), 64))
 
 
 def get_num_threads() -> int:
@@ -123,7 +122,13 @@ def _onnx_upper(upper: Any) -> bool:
     return bool(value)
 
 
-_ONNX_KINDS = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8), "c": (8, 16)}
+_ONNX_KINDS = {
+    "b": (1,),
+    "i": (1, 2, 4, 8),
+    "u": (1, 2, 4, 8),
+    "f": (2, 4, 8),
+    "c": (8, 16),
+}
 
 
 _onnx_type_cache: dict[np.dtype, bool] = {}
@@ -153,7 +158,7 @@ def _check_out(out: Any, shape: tuple[int, ...], dtype: np.dtype) -> None:
         raise TypeError(f"out has dtype {out.dtype}, but the result has dtype {dtype}")
     if not out.flags.writeable:
         raise ValueError("out is read-only")
-    for n, stride in zip(out.shape, out.strides):
+    for n, stride in zip(out.shape, out.strides, strict=True):
         if stride == 0 and n > 1 and out.size:
             raise ValueError("out has a zero stride: its elements overlap")
 
@@ -167,7 +172,9 @@ def _keep_mask(rows: int, cols: int, k: int, upper: bool) -> np.ndarray:
     return offset >= k if upper else offset <= k
 
 
-def _by_reference(m: np.ndarray, k: int, upper: bool, out: Any, zero: Any) -> np.ndarray:
+def _by_reference(
+    m: np.ndarray, k: int, upper: bool, out: np.ndarray | None, zero: Any
+) -> np.ndarray:
     """Object and StringDType arrays: numpy copies the references, never bytes."""
     rows, cols = m.shape[-2:]
     if out is None:
@@ -180,9 +187,10 @@ def _by_reference(m: np.ndarray, k: int, upper: bool, out: Any, zero: Any) -> np
 
 def _recast(m: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """A copy of m in dtype: m's dtype in another byte order, or packed."""
-    if dtype.kind in "mM":  # numpy's astype leaves generic-unit ones unswapped
-        return m.byteswap().view(dtype)
-    return m.astype(dtype)
+    # numpy's astype leaves generic-unit datetimes unswapped: swap the bytes
+    swap = dtype.kind in "mM"
+    copy: np.ndarray = m.byteswap().view(dtype) if swap else m.astype(dtype)
+    return copy
 
 
 def _apply(m: np.ndarray, k: int, upper: bool, out: Any, onnx: bool) -> np.ndarray:
@@ -206,7 +214,7 @@ def _apply(m: np.ndarray, k: int, upper: bool, out: Any, onnx: bool) -> np.ndarr
         _check_out(out, m.shape, rdtype)
     if dtype.hasobject:
         rows, cols = m.shape[-2:]
-        k = -rows if k < -rows else cols if k > cols else k
+        k = max(-rows, min(k, cols))
         if onnx and dtype.kind == "O":
             zero: Any = ""  # an ONNX string tensor as an object array
         else:
@@ -238,7 +246,7 @@ def _foreign(m: Any, k: int, upper: bool, out: Any, onnx: bool = False) -> Any:
     if out is not None:
         raise TypeError(f"out= needs a numpy array input, got {cls.__name__}")
     if cls.__module__.startswith("dask.array"):
-        from . import _dask
+        from . import _dask  # noqa: PLC0415  (dask is optional: only now)
 
         return _dask.triangle(m, k, upper, onnx=onnx)
     return (np.triu if upper else np.tril)(m, k)

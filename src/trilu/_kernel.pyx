@@ -235,13 +235,13 @@ cdef void rows_chunk(elem_t *tag, const Chunk *c) noexcept nogil:
     """Rows [start, stop) of the flattened (batch, row) index."""
     cdef const Job *job = c.job
     cdef Py_ssize_t idx[MAX_BATCH_DIMS]
-    cdef Py_ssize_t so, do, u, lo, hi
+    cdef Py_ssize_t so, do, _, lo, hi
     cdef Py_ssize_t i = c.start % job.rows
     cdef Py_ssize_t w = job.width, n = job.cols
     cdef const char *s
     cdef char *d
     batch_seek(job, c.start // job.rows, idx, &so, &do)
-    for u in range(c.start, c.stop):
+    for _ in range(c.start, c.stop):
         kept_range(job, i, &lo, &hi)
         s = job.src + so + i * job.src_row
         d = job.dst + do + i * job.dst_row
@@ -273,7 +273,7 @@ cdef void masked_chunk(word_t *tag, const Chunk *c) noexcept nogil:
     """Matrices [start, stop), each contiguous, ANDed with the keep-mask."""
     cdef const Job *job = c.job
     cdef Py_ssize_t idx[MAX_BATCH_DIMS]
-    cdef Py_ssize_t so, do, b, count, left, size = job.matrix_bytes
+    cdef Py_ssize_t so, do, _, count, left, size = job.matrix_bytes
     if job.flat:
         # one run: a block of matrices per pass of the (repeated) mask
         so = c.start * size
@@ -285,7 +285,7 @@ cdef void masked_chunk(word_t *tag, const Chunk *c) noexcept nogil:
             left -= count
         return
     batch_seek(job, c.start, idx, &so, &do)
-    for b in range(c.start, c.stop):
+    for _ in range(c.start, c.stop):
         and_mask(tag, job.src + so, job.dst + do, job.mask, size)
         batch_next(job, idx, &so, &do)
 
@@ -482,7 +482,9 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
             job.ndim == 1
             and job.src_step[0] == job.matrix_bytes
             and job.dst_step[0] == job.matrix_bytes)
-        job.block = min(nb, max(1, MASK_BLOCK_BYTES // job.matrix_bytes)) if job.flat else 1
+        job.block = 1
+        if job.flat:
+            job.block = min(nb, max(1, MASK_BLOCK_BYTES // job.matrix_bytes))
         job.word = 8
         while job.width % job.word:
             job.word //= 2
