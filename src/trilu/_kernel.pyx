@@ -4,7 +4,7 @@
 
 The Python layer (``trilu._api``) hands over arrays whose bytes can move as
 they are: same shape and itemsize, no object references, same byte order, and
-``k`` clamped to ``[-rows, cols]``. Everything here works on raw bytes, so one
+``k`` an int (clamped here). Everything here works on raw bytes, so one
 specialization per element width serves every such dtype.
 
 Element loads and stores go through ``memcpy`` of a constant width, which
@@ -72,12 +72,12 @@ cdef enum:
     # The mask covers a block of consecutive matrices this long, so batches of
     # 3x3 matrices run as one long vectorizable loop.
     MASK_BLOCK_BYTES = 4096
-    # Work below this stays on the calling thread: a thread costs ~20 us.
+    # Each thread gets at least this much work: creating one costs tens of us.
     PARALLEL_MIN_BYTES = 1 << 20
-    # Threads claim work in grains of about this much, so none waits long on
-    # another whose core was taken by some other process.
+    # Threads claim their work in grains of this much, then help the others,
+    # so none waits long on one whose core another process took.
     GRAIN_BYTES = 1 << 18
-    # ... and below this keeps the GIL: releasing it costs more than the work.
+    # Below this the GIL is kept: releasing it costs more than the work.
     NOGIL_MIN_BYTES = 1 << 14
     # Fresh results this big come zeroed for free (calloc of new pages, glibc's
     # mmap threshold is at most 32 MiB); smaller ones may be recycled memory.
