@@ -44,10 +44,14 @@ def optional(name: str) -> ModuleType | None:
 
 
 def need(name: str) -> ModuleType:
-    """:func:`optional`, skipping the calling test when the package is missing."""
+    """:func:`optional`, skipping the calling test when the package is missing.
+
+    Called at module level (a test file that needs the package throughout), it
+    skips the whole module, on the same terms.
+    """
     module = optional(name)
     if module is None:
-        pytest.skip(f"{name} is not installed")
+        pytest.skip(f"{name} is not installed", allow_module_level=True)
     return module
 
 
@@ -364,9 +368,11 @@ K_VALUES: dict[str, Any] = {
 
 
 def k_int(k: Any) -> int:
-    """The integer value of an integral k (int, numpy int, integral float)."""
+    """The integer value of an integral k (int, numpy int, bool, integral float)."""
     if isinstance(k, np.ndarray):
         k = k.reshape(())[()]
+    if isinstance(k, np.bool_):  # its __index__ is deprecated (numpy < 2.3): warns
+        return int(k)
     try:
         return operator.index(k)
     except TypeError:
