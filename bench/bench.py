@@ -4,8 +4,8 @@
 
 Ratios are peer time / trilu time (> 1: trilu is faster), each from medians of
 samples taken in interleaved rounds, so drift on a shared machine hits every
-implementation alike. PyTorch and onnxruntime are used when installed. Nothing
-here is a test: no time is asserted.
+implementation alike. PyTorch and onnxruntime are used when installed, with
+their default settings (all cores). Nothing here is a test: no time is asserted.
 """
 
 from __future__ import annotations
@@ -21,10 +21,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-# Peers' idle threads must not spin on the cores the next measurement needs
-# (libgomp spins after each parallel region by default): set before import.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
 
@@ -100,11 +96,8 @@ def _ort_session(dtype: np.dtype, upper: bool) -> Any:
         del numpy_helper
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
         model.ir_version = 8
-        options = onnxruntime.SessionOptions()
-        # no spinning between runs (see OMP_WAIT_POLICY above)
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return onnxruntime.InferenceSession(
-            model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+            model.SerializeToString(), providers=["CPUExecutionProvider"]
         )
     except Exception:  # noqa: BLE001  (no onnx, or the type is not supported)
         return None
@@ -134,7 +127,9 @@ def measure(
     for _ in range(rounds):
         for name, fn in live.items():
             n = calls[name]
-            time.sleep(0.002)  # let the previous implementation's threads settle
+            # Peers keep their default thread pools, whose idle threads spin for
+            # a while after each call: let them stop before the next sample.
+            time.sleep(0.01)
             start = time.perf_counter()
             for _ in range(n):
                 fn()

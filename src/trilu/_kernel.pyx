@@ -72,8 +72,9 @@ cdef enum:
     # The mask covers a block of consecutive matrices this long, so batches of
     # 3x3 matrices run as one long vectorizable loop.
     MASK_BLOCK_BYTES = 4096
-    # Each thread gets at least this much work: creating one costs tens of us.
-    PARALLEL_MIN_BYTES = 1 << 20
+    # Each thread gets at least this many bytes to move (written + read): below
+    # ~6 MiB one thread beats two, thread creation and joining included.
+    PARALLEL_MIN_BYTES = 4 << 20
     # Threads claim their work in grains of this much, then help the others,
     # so none waits long on one whose core another process took.
     GRAIN_BYTES = 1 << 18
@@ -187,6 +188,30 @@ cdef inline void kept_range(const Job *job, Py_ssize_t i, Py_ssize_t *lo,
     else:
         lo[0] = 0
         hi[0] = min(max(i + job.k + 1, 0), job.cols)
+
+
+cdef Py_ssize_t kept_upper(Py_ssize_t r, Py_ssize_t cols,
+                           Py_ssize_t k) noexcept nogil:
+    """How many elements rows [0, r) keep for upper with this k: rows with
+    i + k <= 0 keep all, rows with i + k >= cols none, the rest cols - i - k."""
+    cdef Py_ssize_t full = min(r, max(0, 1 - k))
+    cdef Py_ssize_t stop = min(r, max(0, cols - k))
+    cdef Py_ssize_t n = max(0, stop - full)
+    return full * cols + n * (cols - k) - (full + stop - 1) * n // 2
+
+
+cdef Py_ssize_t row_cost(const Job *job, Py_ssize_t r) noexcept nogil:
+    """Elements moved by rows [0, r) of a matrix: written, plus kept ones read."""
+    cdef Py_ssize_t kept, size = r * job.cols
+    if job.upper:
+        kept = kept_upper(r, job.cols, job.k)
+    else:
+        kept = size - kept_upper(r, job.cols, job.k + 1)
+    if not job.copy_kept:
+        return size - kept         # in place: only the zeroed part is written
+    if not job.zero_rest:
+        return 2 * kept            # zeroed pages: the kept part read and written
+    return size + kept
 
 
 cdef inline void row_strided(elem_t *tag, const char *s, char *d,
@@ -339,6 +364,30 @@ cdef void worker(void *arg) noexcept nogil:
             run_chunk(&c)
 
 
+cdef Py_ssize_t share_start(const Queue *q, int t) noexcept nogil:
+    """The first unit of thread t's share: shares cost alike, and a triangle's
+    rows do not (a row keeps anything from none to all of its elements)."""
+    cdef const Job *job = q.job
+    cdef Py_ssize_t per_matrix, target, b, lo, hi, mid
+    if job.method == MASKED:
+        return q.units * t // q.nthreads
+    per_matrix = row_cost(job, job.rows)
+    if per_matrix == 0:
+        return q.units * t // q.nthreads
+    target = <Py_ssize_t>(<double>per_matrix * (q.units // job.rows) * t / q.nthreads)
+    b = target // per_matrix
+    target -= b * per_matrix
+    lo = 0                     # the first row whose cumulative cost >= target
+    hi = job.rows
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if row_cost(job, mid) < target:
+            lo = mid + 1
+        else:
+            hi = mid
+    return min(b * job.rows + lo, q.units)
+
+
 cdef void run(Queue *q) noexcept nogil:
     """Each thread owns a contiguous share, so each first-touches pages of its
     own (threads faulting in the same huge page wait on each other)."""
@@ -352,9 +401,13 @@ cdef void run(Queue *q) noexcept nogil:
         whole.stop = q.units
         run_chunk(&whole)
         return
-    for t in range(q.nthreads):
-        q.next[t] = q.units * t // q.nthreads
-        q.end[t] = q.units * (t + 1) // q.nthreads
+    q.next[0] = 0
+    for t in range(q.nthreads):   # shares tile [0, units), whatever the costs
+        if t + 1 < q.nthreads:
+            q.end[t] = min(max(share_start(q, t + 1), q.next[t]), q.units)
+            q.next[t + 1] = q.end[t]
+        else:
+            q.end[t] = q.units
         workers[t].queue = q
         workers[t].index = t
         args[t] = &workers[t]
@@ -494,7 +547,10 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
         build_mask(&job, mask)
         job.mask = mask
 
-    work = nb * job.matrix_bytes
+    if job.method == MASKED:   # every element read and written
+        work = 2 * nb * job.matrix_bytes
+    else:
+        work = nb * row_cost(&job, job.rows) * job.width
     queue.job = &job
     queue.nthreads = <int>max(1, min(_num_threads, work // PARALLEL_MIN_BYTES))
     if job.method == MASKED:
