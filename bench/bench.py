@@ -106,10 +106,11 @@ def _ort_session(dtype: np.dtype, upper: bool) -> Any:
 # --- timing -------------------------------------------------------------------------
 
 
-def measure(
-    fns: dict[str, Fn | None], rounds: int, min_sample: float
-) -> dict[str, float]:
-    """Median seconds per call of each fn, sampled in interleaved rounds."""
+Samples = dict[str, list[float]]  # seconds per call, one sample per round
+
+
+def measure(fns: dict[str, Fn | None], rounds: int, min_sample: float) -> Samples:
+    """Seconds per call of each fn, sampled in interleaved rounds."""
     live = {name: fn for name, fn in fns.items() if fn is not None}
     calls = {}
     for name, fn in live.items():  # warm up; calls per sample >= min_sample
@@ -134,7 +135,20 @@ def measure(
             for _ in range(n):
                 fn()
             samples[name].append((time.perf_counter() - start) / n)
-    return {name: statistics.median(s) for name, s in samples.items()}
+    return samples
+
+
+def median(samples: Samples, name: str) -> float:
+    return statistics.median(samples[name])
+
+
+def ratio(samples: Samples, peer: str, ours: str = "trilu") -> float | None:
+    """Median over rounds of peer / ours: each round's two samples are taken
+    moments apart, so the machine's drift cancels out of the ratio."""
+    if peer not in samples:
+        return None
+    pairs = zip(samples[peer], samples[ours], strict=True)
+    return statistics.median(p / o for p, o in pairs)
 
 
 def fmt_time(seconds: float) -> str:
@@ -143,8 +157,8 @@ def fmt_time(seconds: float) -> str:
     return f"{seconds * 1e3:.3f} ms"
 
 
-def fmt_ratio(peer: float | None, ours: float) -> str:
-    return "n/a" if peer is None else f"{peer / ours:.2f}x"
+def fmt_ratio(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}x"
 
 
 # --- tables ---------------------------------------------------------------------------
@@ -211,17 +225,20 @@ def bandwidth_table(rounds: int, min_sample: float) -> list[dict[str, Any]]:
             {
                 "case": case,
                 "times": times,
-                "trilu_gbs": moved / times["trilu"] / 1e9,
-                "copyto_gbs": 2 * x.nbytes / times["copyto"] / 1e9,
+                "trilu_gbs": moved / median(times, "trilu") / 1e9,
+                "copyto_gbs": 2 * x.nbytes / median(times, "copyto") / 1e9,
             }
         )
     return rows
 
 
-def floor_row(rounds: int, min_sample: float) -> dict[str, float]:
+def floor_row(rounds: int, min_sample: float) -> Samples:
     x = CASES[0].make()
     return measure(
-        {"trilu": lambda: trilu.triu(x), "empty_like": lambda: np.empty_like(x)},
+        {
+            "trilu": functools.partial(trilu.triu, x),
+            "empty_like": functools.partial(np.empty_like, x),
+        },
         rounds,
         min_sample,
     )
@@ -278,7 +295,7 @@ def plot(path: str, rounds: int, min_sample: float) -> None:
             min_sample,
         )
         for name in ["trilu", "numpy", "torch", "onnxruntime", "x.copy()"]:
-            t = times.get(name)
+            t = median(times, name) if name in times else None
             series.setdefault(name, []).append(
                 None if t is None else x.nbytes / t / 1e9
             )
@@ -318,13 +335,13 @@ def main() -> None:
     summary: dict[str, list[float]] = {p: [] for p in peers}
     for row in case_table(rounds, min_sample):
         case, times = row["case"], row["times"]
-        ours = times["trilu"]
+        ours = median(times, "trilu")
         cells = []
         for p in peers:
-            t = times.get(p)
-            cells.append(fmt_ratio(t, ours))
-            if t is not None:
-                summary[p].append(t / ours)
+            r = ratio(times, p)
+            cells.append(fmt_ratio(r))
+            if r is not None:
+                summary[p].append(r)
         print(
             f"| {case.label} | {case.op} | {fmt_time(ours)} | "
             + " | ".join(cells)
@@ -345,8 +362,8 @@ def main() -> None:
     for row in inplace_table(rounds, min_sample):
         case, times = row["case"], row["times"]
         print(
-            f"| {case.label} | {case.op} | {fmt_time(times['trilu'])} | "
-            f"{fmt_ratio(times.get('torch'), times['trilu'])} |"
+            f"| {case.label} | {case.op} | {fmt_time(median(times, 'trilu'))} | "
+            f"{fmt_ratio(ratio(times, 'torch'))} |"
         )
 
     print("\n## out= into a preallocated array: bandwidth against np.copyto\n")
@@ -361,9 +378,9 @@ def main() -> None:
 
     floor = floor_row(rounds, min_sample)
     print(
-        f"\n4x5 int64 triu: {fmt_time(floor['trilu'])}, np.empty_like "
-        f"{fmt_time(floor['empty_like'])}: "
-        f"{floor['trilu'] / floor['empty_like']:.2f}x the Python-call floor"
+        f"\n4x5 int64 triu: {fmt_time(median(floor, 'trilu'))}, np.empty_like "
+        f"{fmt_time(median(floor, 'empty_like'))}: "
+        f"{1 / ratio(floor, 'empty_like'):.2f}x the Python-call floor"
     )
 
     if args.plot:
