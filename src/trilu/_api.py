@@ -252,6 +252,19 @@ def _foreign(m: Any, k: int, upper: bool, out: Any, onnx: bool = False) -> Any:
     return (np.triu if upper else np.tril)(m, k)
 
 
+def _numpy_triangle(m: Any, k: Any, upper: bool, out: np.ndarray | None) -> Any:
+    """triu and tril: numpy's k and inputs, then the shared path."""
+    if type(k) is not int:
+        k = _numpy_k(k)
+    if type(m) is not _ndarray:
+        if not isinstance(m, _ndarray):
+            other = _foreign(m, k, upper, out)
+            if other is not None:
+                return other
+        m = np.asarray(m)
+    return _apply(m, k, upper, out, False)
+
+
 def triu(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
     """Upper triangle of an array: ``numpy.triu``, bit for bit, with ``out=``.
 
@@ -260,17 +273,7 @@ def triu(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
     as in numpy. ``out`` may be ``m`` itself (in place) or any writable array
     of the result's shape and dtype; it is then filled and returned.
     """
-    if type(m) is not _ndarray:
-        if type(k) is not int:
-            k = _numpy_k(k)
-        if not isinstance(m, _ndarray):
-            other = _foreign(m, k, True, out)
-            if other is not None:
-                return other
-        m = np.asarray(m)
-    elif type(k) is not int:
-        k = _numpy_k(k)
-    return _apply(m, k, True, out, False)
+    return _numpy_triangle(m, k, True, out)
 
 
 def tril(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
@@ -279,17 +282,7 @@ def tril(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
     Elements above the k-th diagonal of the last two axes are zeroed
     (``k > 0`` is above the main diagonal). Otherwise as :func:`triu`.
     """
-    if type(m) is not _ndarray:
-        if type(k) is not int:
-            k = _numpy_k(k)
-        if not isinstance(m, _ndarray):
-            other = _foreign(m, k, False, out)
-            if other is not None:
-                return other
-        m = np.asarray(m)
-    elif type(k) is not int:
-        k = _numpy_k(k)
-    return _apply(m, k, False, out, False)
+    return _numpy_triangle(m, k, False, out)
 
 
 def trilu(
