@@ -75,6 +75,8 @@ cdef enum:
     # Each thread gets at least this many bytes to move (written + read): below
     # ~6 MiB one thread beats two, thread creation and joining included.
     PARALLEL_MIN_BYTES = 4 << 20
+    # A row's fixed cost (its memset and memcpy calls, ~5 ns) in bytes moved.
+    ROW_BYTES = 128
     # Threads claim their work in grains of this much, then help the others,
     # so none waits long on one whose core another process took.
     GRAIN_BYTES = 1 << 18
@@ -550,7 +552,7 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
     if job.method == MASKED:   # every element read and written
         work = 2 * nb * job.matrix_bytes
     else:
-        work = nb * row_cost(&job, job.rows) * job.width
+        work = nb * (row_cost(&job, job.rows) * job.width + job.rows * ROW_BYTES)
     queue.job = &job
     queue.nthreads = <int>max(1, min(_num_threads, work // PARALLEL_MIN_BYTES))
     if job.method == MASKED:
