@@ -127,28 +127,33 @@ ALL_DTYPES: dict[str, np.dtype] = {
     ">M8[ms]": np.dtype(">M8[ms]"),
 }
 
+_ONNX_NUMERIC = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "bfloat16",
+    "complex64",
+    "complex128",
+]
 #: The 16 types of Trilu's type constraint; "string" comes in four forms.
 ONNX_DTYPES: dict[str, Any] = {
-    "bool": np.dtype(bool),
-    "int8": np.dtype(np.int8),
-    "int16": np.dtype(np.int16),
-    "int32": np.dtype(np.int32),
-    "int64": np.dtype(np.int64),
-    "uint8": np.dtype(np.uint8),
-    "uint16": np.dtype(np.uint16),
-    "uint32": np.dtype(np.uint32),
-    "uint64": np.dtype(np.uint64),
-    "float16": np.dtype(np.float16),
-    "float32": np.dtype(np.float32),
-    "float64": np.dtype(np.float64),
-    **({"bfloat16": ALL_DTYPES["bfloat16"]} if "bfloat16" in ALL_DTYPES else {}),
-    "complex64": np.dtype(np.complex64),
-    "complex128": np.dtype(np.complex128),
+    # bfloat16 only where ml_dtypes is installed
+    **{name: ALL_DTYPES[name] for name in _ONNX_NUMERIC if name in ALL_DTYPES},
     "string-object": np.dtype(object),
     "string-U": np.dtype("U4"),
     "string-S": np.dtype("S4"),
     **({"string-StringDType": STRING} if STRING is not None else {}),
 }
+
 
 _SUB_BYTE = {"int4", "uint4", "float4_e2m1fn"}
 

@@ -30,8 +30,6 @@ from _cases import (
     swapped,
 )
 
-import trilu
-
 BATCH_SHAPE = (3, 4, 5)
 SMALL_K = {name: K_VALUES[name] for name in ("0", "1", "-1", "2", "-2", "2**70")}
 
@@ -39,16 +37,6 @@ SMALL_K = {name: K_VALUES[name] for name in ("0", "1", "-1", "2", "-2", "2**70")
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20240514)
-
-
-@pytest.fixture
-def threads4():
-    """Let large calls use 4 kernel threads (even on 2 CPUs); restore after."""
-    before = trilu.get_num_threads()
-    trilu.set_num_threads(4)
-    yield
-    trilu.set_num_threads(before)
-    assert trilu.get_num_threads() == before
 
 
 def check(x: Any, k: Any, upper: bool) -> None:

@@ -38,15 +38,6 @@ def restore_threads():
     trilu.set_num_threads(before)
 
 
-@pytest.fixture
-def threads4():
-    """Let large calls use 4 kernel threads (even on 2 CPUs); restore after."""
-    before = trilu.get_num_threads()
-    trilu.set_num_threads(4)
-    yield
-    trilu.set_num_threads(before)
-
-
 # --- many Python threads at once --------------------------------------------------
 
 
