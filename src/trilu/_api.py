@@ -49,15 +49,15 @@ def set_num_threads(n: int | None = None) -> None:
     """Set how many threads a large call may use; 1 disables threading.
 
     ``None`` restores the default: the ``TRILU_NUM_THREADS`` environment
-    variable if set, else the number of CPUs this process may run on. Calls on
-    less than about 1 MiB always run on the calling thread.
+    variable if set, else the number of CPUs this process may run on. A call
+    uses one thread per 4 MiB it moves, so small calls stay on the caller's.
     """
     value: object = _default_threads() if n is None else n
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"n must be an integer, got {type(value).__name__}")
     if value < 1:
         raise ValueError(f"n must be at least 1, got {value}")
-    _kernel.set_num_threads(min(int(value), 64))
+    _kernel.set_num_threads(min(int(value), 64))  # the kernel takes a C int
 
 
 def get_num_threads() -> int:
@@ -173,12 +173,10 @@ def _keep_mask(rows: int, cols: int, k: int, upper: bool) -> np.ndarray:
 
 
 def _by_reference(
-    m: np.ndarray, k: int, upper: bool, out: np.ndarray | None, zero: Any
+    m: np.ndarray, k: int, upper: bool, out: np.ndarray, zero: Any
 ) -> np.ndarray:
     """Object and StringDType arrays: numpy copies the references, never bytes."""
     rows, cols = m.shape[-2:]
-    if out is None:
-        out = np.empty(m.shape, np.result_type(m.dtype))
     if out is not m:
         np.copyto(out, m, casting="equiv")  # numpy buffers an overlapping m
     np.copyto(out, zero, where=~_keep_mask(rows, cols, k, upper))
@@ -219,6 +217,8 @@ def _apply(m: np.ndarray, k: int, upper: bool, out: Any, onnx: bool) -> np.ndarr
             zero: Any = ""  # an ONNX string tensor as an object array
         else:
             zero = np.zeros((), dtype)  # numpy's zero: int 0 in object fields
+        if out is None:
+            out = np.empty(m.shape, rdtype)
         return _by_reference(m, k, upper, out, zero)
     if out is None:
         if rdtype != dtype:  # recast into the result, then cut it in place
