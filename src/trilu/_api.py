@@ -50,7 +50,7 @@ def set_num_threads(n: int | None = None) -> None:
 
     ``None`` restores the default: the ``TRILU_NUM_THREADS`` environment
     variable if set, else the number of CPUs this process may run on. A call
-    uses one thread per 4 MiB it moves, so small calls stay on the caller's.
+    uses one thread per 512 KiB it moves, so small calls stay on the caller's.
     """
     value: object = _default_threads() if n is None else n
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):

@@ -34,8 +34,11 @@ cdef extern from "numpy/arrayobject.h":
 cdef extern from "_threads.h" nogil:
     ctypedef void (*trilu_task_fn)(void *) noexcept nogil
     enum: TRILU_MAX_THREADS    # 64
+    void trilu_pool_init()
     void trilu_parallel(trilu_task_fn fn, void **args, int n)
     Py_ssize_t trilu_fetch_add(Py_ssize_t *p, Py_ssize_t v)
+
+trilu_pool_init()
 
 
 # --- element types ---------------------------------------------------------
@@ -73,13 +76,13 @@ cdef enum:
     # 3x3 matrices run as one long vectorizable loop.
     MASK_BLOCK_BYTES = 4096
     # Each thread gets at least this many bytes to move (written + read): below
-    # ~6 MiB one thread beats two, thread creation and joining included.
-    PARALLEL_MIN_BYTES = 4 << 20
+    # ~1 MiB of work one thread beats two, waking a pooled worker included.
+    PARALLEL_MIN_BYTES = 1 << 19
     # A row's fixed cost (its memset and memcpy calls, ~5 ns) in bytes moved.
     ROW_BYTES = 128
     # Threads claim their work in grains of this much, then help the others,
     # so none waits long on one whose core another process took.
-    GRAIN_BYTES = 1 << 18
+    GRAIN_BYTES = 1 << 16
     # Below this the GIL is kept: releasing it costs more than the work.
     NOGIL_MIN_BYTES = 1 << 14
     # Fresh results this big come zeroed for free (calloc of new pages, glibc's
@@ -212,7 +215,7 @@ cdef Py_ssize_t row_cost(const Job *job, Py_ssize_t r) noexcept nogil:
     if not job.copy_kept:
         return size - kept         # in place: only the zeroed part is written
     if not job.zero_rest:
-        return 2 * kept            # zeroed pages: the kept part read and written
+        return size + 2 * kept     # zeroed pages: all faulted in, the kept part copied
     return size + kept
 
 
