@@ -29,6 +29,16 @@ cnp.import_array()
 cdef extern from "numpy/arrayobject.h":
     object PyArray_NewLikeArray(cnp.ndarray prototype, cnp.NPY_ORDER order,
                                 void *descr, int subok)
+    object PyDataMem_SetHandler(object handler)
+
+
+cdef extern from "_recycle.h":
+    # Results this big come from a handler that recycles freed results' memory,
+    # and from 32 MiB, where malloc maps fresh zero pages, calloc is free.
+    enum: TRILU_RECYCLE_MIN    # 4 MiB
+    enum: TRILU_LAZYFREE_MIN   # 32 MiB
+    bint trilu_spare_fits(size_t size) nogil
+    object trilu_recycler_capsule(int hugepages)
 
 
 cdef extern from "_threads.h" nogil:
@@ -38,7 +48,20 @@ cdef extern from "_threads.h" nogil:
     void trilu_parallel(trilu_task_fn fn, void **args, int n)
     Py_ssize_t trilu_fetch_add(Py_ssize_t *p, Py_ssize_t v)
 
+
+def _numpy_hugepages():
+    """numpy's setting: whether its allocator asks for huge pages (Linux)."""
+    for name in ("numpy._core.multiarray", "numpy.core.multiarray"):
+        try:
+            return bool(__import__(name, fromlist=["_"])._get_madvise_hugepage())
+        except (ImportError, AttributeError):
+            pass
+    return True
+
+
 trilu_pool_init()
+# The memory handler of large results (None where recycling is not built).
+cdef object _recycler = trilu_recycler_capsule(_numpy_hugepages())
 
 
 # --- element types ---------------------------------------------------------
@@ -85,9 +108,6 @@ cdef enum:
     GRAIN_BYTES = 1 << 16
     # Below this the GIL is kept: releasing it costs more than the work.
     NOGIL_MIN_BYTES = 1 << 14
-    # Fresh results this big come zeroed for free (calloc of new pages, glibc's
-    # mmap threshold is at most 32 MiB); smaller ones may be recycled memory.
-    ZEROED_MIN_BYTES = 32 << 20
     MAX_BATCH_DIMS = 64        # NPY_MAXDIMS of numpy 2 (numpy 1 has 32)
 
 
@@ -455,6 +475,26 @@ cdef Py_ssize_t clamp(object k, Py_ssize_t rows, Py_ssize_t cols) except? -1:
     return <Py_ssize_t>min(max(v, -rows), cols)
 
 
+cdef cnp.ndarray large_result(cnp.ndarray src, bint fortran, bint *zero_rest):
+    """A result of 4 MiB or more, from the recycling handler: the spare block
+    of a freed result of this size if there is one; else, from 32 MiB, fresh
+    pages from calloc, already zero (the zeroed part is then never written)."""
+    cdef object previous = None
+    cdef size_t nbytes = cnp.PyArray_NBYTES(src)
+    if _recycler is not None:
+        previous = PyDataMem_SetHandler(_recycler)
+    try:
+        zero_rest[0] = (nbytes < TRILU_LAZYFREE_MIN) or trilu_spare_fits(nbytes)
+        if zero_rest[0]:
+            return PyArray_NewLikeArray(
+                src, cnp.NPY_FORTRANORDER if fortran else cnp.NPY_CORDER, NULL, 0)
+        return np.zeros((<object>src).shape, (<object>src).dtype,
+                        order="F" if fortran else "C")
+    finally:
+        if _recycler is not None:
+            PyDataMem_SetHandler(previous)
+
+
 def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
     """Write the triangle of src into dst (a new array when None); return dst.
 
@@ -474,12 +514,8 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
     if dst is None:
         fortran = (cnp.PyArray_IS_F_CONTIGUOUS(src)
                    and not cnp.PyArray_IS_C_CONTIGUOUS(src))
-        if cnp.PyArray_NBYTES(src) >= ZEROED_MIN_BYTES:
-            # Allocations this big are fresh pages, already zero: calloc'd,
-            # the zeroed part is never written (nor, with small pages, touched).
-            dst = np.zeros((<object>src).shape, (<object>src).dtype,
-                           order="F" if fortran else "C")
-            job.zero_rest = False
+        if cnp.PyArray_NBYTES(src) >= <Py_ssize_t>TRILU_RECYCLE_MIN:
+            dst = large_result(src, fortran, &job.zero_rest)
         else:
             dst = PyArray_NewLikeArray(
                 src, cnp.NPY_FORTRANORDER if fortran else cnp.NPY_CORDER, NULL, 0)

@@ -1,0 +1,146 @@
+"""Large results: memory recycled from freed results is fully rewritten.
+
+On Linux a fresh result of 4-256 MiB is allocated by trilu's numpy memory
+handler, which keeps the block of the last such result freed and hands it to
+the next result of the same size, stale bytes and all (from 32 MiB, after
+madvise(MADV_FREE), which may leave some pages stale and others zero). Whatever was there
+before, the result must be numpy's to the bit; a result still referenced is
+never reused; the handler is only ever attached to trilu's own results.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from _cases import assert_same, numpy_oracle
+
+import trilu
+
+try:
+    from numpy._core.multiarray import get_handler_name
+except ImportError:  # numpy 1.x
+    from numpy.core.multiarray import get_handler_name
+
+SHAPE = (2048, 2048)  # float64: 32 MiB, recycled and lazily freed
+SIZES = {"8MiB-float16": np.float16, "32MiB-float64": np.float64}
+RECYCLES = sys.platform.startswith("linux")
+
+
+def address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def test_large_results_use_the_handler() -> None:
+    """4 MiB and more: trilu's handler on Linux; below, numpy's default."""
+    expected = "trilu_recycle" if RECYCLES else "default_allocator"
+    assert get_handler_name(trilu.triu(np.ones(SHAPE))) == expected
+    assert get_handler_name(trilu.triu(np.ones((1024, 512)))) == expected
+    assert get_handler_name(trilu.triu(np.ones((1023, 512)))) == "default_allocator"
+    assert get_handler_name(np.empty(SHAPE)) == "default_allocator"
+
+
+@pytest.mark.parametrize("dtype", list(SIZES.values()), ids=list(SIZES))
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_recycled_block_fully_rewritten(order: str, dtype: type) -> None:
+    """A freed result's block comes back for the next one, which is exact."""
+    rng = np.random.default_rng(0)
+    first = np.asarray(rng.random(SHAPE).astype(dtype), order=order)
+    stale = trilu.triu(first, -5)  # nonzero almost everywhere
+    where = address(stale)
+    del stale
+    gc.collect()
+    for upper, k in ((False, 3), (True, 700), (False, -2048)):
+        x = np.asarray(rng.random(SHAPE).astype(dtype), order=order)
+        got = (trilu.triu if upper else trilu.tril)(x, k)
+        if RECYCLES:
+            assert address(got) == where
+        assert_same(got, numpy_oracle(x, k, upper))
+        assert got.flags.f_contiguous == (order == "F")
+        del got
+        gc.collect()
+
+
+def test_live_result_never_reused() -> None:
+    """A result still referenced keeps its bytes; the next one gets other memory."""
+    x = np.random.default_rng(1).random(SHAPE)
+    keep = trilu.triu(x)
+    before = keep.tobytes()
+    other = trilu.tril(x)
+    assert address(other) != address(keep)
+    assert keep.tobytes() == before
+    assert_same(other, np.tril(x))
+
+
+def test_other_sizes_and_dtypes() -> None:
+    """The spare block serves only its own size; any other gets fresh pages."""
+    rng = np.random.default_rng(2)
+    del_me = trilu.triu(rng.random(SHAPE))
+    del del_me
+    for shape, dtype in (((2049, 2048), np.float64), ((4096, 2048), np.float32)):
+        x = rng.random(shape).astype(dtype)
+        assert_same(trilu.tril(x, 1), np.tril(x, 1))
+
+
+def test_resized_result() -> None:
+    """ndarray.resize goes through the handler's realloc; freeing still works."""
+    x = np.random.default_rng(3).random(SHAPE)
+    r = trilu.triu(x)
+    r.resize((2048 * 2048 + 1000,), refcheck=False)
+    assert_same(r[: x.size].reshape(SHAPE), np.triu(x))
+    assert not r[x.size :].any()
+    del r
+    assert_same(trilu.triu(x), np.triu(x))
+
+
+def test_concurrent_allocation_and_free() -> None:
+    """Python threads taking and freeing large results at once: all exact."""
+    rng = np.random.default_rng(4)
+    inputs = [rng.random(SHAPE) for _ in range(3)]
+    wants = [np.triu(x, i) for i, x in enumerate(inputs)]
+    barrier = threading.Barrier(4)
+
+    def run(t: int) -> None:
+        barrier.wait()
+        for i in range(6):
+            j = (t + i) % 3
+            assert_same(trilu.triu(inputs[j], j), wants[j])
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(run, range(4)))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_spare_block_after_fork() -> None:
+    """A forked child inherits the spare block and recycles it correctly."""
+    code = """
+        import os
+        import numpy as np
+        import trilu
+        x = np.random.default_rng(5).random((2048, 2048))
+        r = trilu.triu(x, -3)
+        del r
+        pid = os.fork()
+        if pid == 0:
+            ok = np.array_equal(trilu.tril(x, 4), np.tril(x, 4))
+            ok = ok and np.array_equal(trilu.triu(x, 9), np.triu(x, 9))
+            os._exit(0 if ok else 3)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status))
+    """
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "0"
