@@ -223,6 +223,7 @@ def check_sdist(sdist: Path, source: Path, test_sources: list[str]) -> list[str]
         "MANIFEST.in",
         "src/trilu/_kernel.pyx",
         "src/trilu/_kernel.pyi",
+        "src/trilu/_recycle.h",
         "src/trilu/_threads.h",
         "src/trilu/py.typed",
     }
