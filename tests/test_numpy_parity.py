@@ -30,6 +30,8 @@ from _cases import (
     swapped,
 )
 
+from trilu import _kernel
+
 BATCH_SHAPE = (3, 4, 5)
 SMALL_K = {name: K_VALUES[name] for name in ("0", "1", "-1", "2", "-2", "2**70")}
 
@@ -271,6 +273,36 @@ def test_out(dtype: np.dtype, mode: str, rng) -> None:
         assert_same(as_native(out, want.dtype), want)
         if not shared:
             assert snapshot(x) == x_before, "the input was modified"
+
+
+def _views() -> dict[str, np.ndarray]:
+    """(2, 3, 3) views of one buffer, in every stride pattern, and of another."""
+    buf = np.arange(2 * 6 * 7, dtype=np.int32).reshape(2, 6, 7)
+    flat = buf.reshape(-1)
+    return {
+        "head": buf[:, :3, :3],
+        "tail": buf[:, 3:, 4:],
+        "inner": buf[:, 1:4, 1:4],
+        "steps": buf[:, ::2, ::3],
+        "reversed": buf[::-1, ::-2, :3],
+        "transposed": buf[:, :3, :3].swapaxes(1, 2),
+        "packed": flat[:18].reshape(2, 3, 3),
+        "packed_next": flat[18:36].reshape(2, 3, 3),
+        "packed_shift": flat[1:19].reshape(2, 3, 3),
+        "elsewhere": np.zeros((2, 3, 3), np.int32),
+    }
+
+
+def test_out_overlap_like_numpy() -> None:
+    """The kernel's overlap test is np.may_share_memory's (bounds), except
+    that out exactly m's memory is in place, not an overlap."""
+    views = _views()
+    for a in views.values():
+        for b in views.values():
+            ptr = a.__array_interface__["data"][0]
+            same = ptr == b.__array_interface__["data"][0] and a.strides == b.strides
+            expected = bool(np.may_share_memory(a, b)) and not same
+            assert _kernel.check_out(a, b) is expected
 
 
 @pytest.mark.parametrize("upper", [True, False], ids=["triu", "tril"])

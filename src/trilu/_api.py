@@ -148,19 +148,18 @@ def _is_onnx_type(dtype: np.dtype) -> bool:
     return ok
 
 
-def _check_out(out: Any, shape: tuple[int, ...], dtype: np.dtype) -> None:
-    """Reject a bad out= before anything is written."""
+def _check_out(out: Any, m: np.ndarray, dtype: np.dtype) -> bool:
+    """Reject a bad out= before anything is written; return whether out
+    overlaps m other than exactly (which is in place)."""
     if not isinstance(out, _ndarray):
         raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
-    if out.shape != shape:
-        raise ValueError(f"out has shape {out.shape}, but the result has shape {shape}")
+    if out.shape != m.shape:
+        raise ValueError(
+            f"out has shape {out.shape}, but the result has shape {m.shape}"
+        )
     if out.dtype != dtype and not np.can_cast(dtype, out.dtype, "equiv"):
         raise TypeError(f"out has dtype {out.dtype}, but the result has dtype {dtype}")
-    if not out.flags.writeable:
-        raise ValueError("out is read-only")
-    for n, stride in zip(out.shape, out.strides, strict=True):
-        if stride == 0 and n > 1 and out.size:
-            raise ValueError("out has a zero stride: its elements overlap")
+    return _kernel.check_out(m, out)  # read-only, zero strides; the overlap
 
 
 # --- the operation ---------------------------------------------------------------
@@ -208,8 +207,7 @@ def _apply(m: np.ndarray, k: int, upper: bool, out: Any, onnx: bool) -> np.ndarr
         return _kernel.fill(m, None, k, upper)  # the common case, kept short
     # numpy's result: native byte order, structured dtypes packed
     rdtype = dtype if plain else np.result_type(dtype)
-    if out is not None:
-        _check_out(out, m.shape, rdtype)
+    overlap = out is not None and _check_out(out, m, rdtype)
     if dtype.hasobject:
         rows, cols = m.shape[-2:]
         k = max(-rows, min(k, cols))
@@ -227,13 +225,8 @@ def _apply(m: np.ndarray, k: int, upper: bool, out: Any, onnx: bool) -> np.ndarr
         return _kernel.fill(m, None, k, upper)
     if out.dtype != dtype:  # another byte order or layout than out's
         m = _recast(m, out.dtype)
-    elif out is not m and np.may_share_memory(m, out):
-        same = (
-            m.__array_interface__["data"][0] == out.__array_interface__["data"][0]
-            and m.strides == out.strides
-        )
-        if not same:  # a partial overlap: work on a copy of m
-            m = m.copy()
+    elif overlap:  # a partial overlap: work on a copy of m
+        m = m.copy()
     return _kernel.fill(m, out, k, upper)
 
 

@@ -493,6 +493,46 @@ cdef void plan_batch(Job *job, cnp.ndarray src, cnp.ndarray dst) noexcept:
         job.ndim += 1
 
 
+cdef void extent(cnp.ndarray a, char **lo, char **hi) noexcept:
+    """The bytes a spans: [lo, hi), whatever the signs of its strides."""
+    cdef int d
+    cdef Py_ssize_t step
+    lo[0] = hi[0] = <char *>cnp.PyArray_DATA(a)
+    for d in range(cnp.PyArray_NDIM(a)):
+        step = cnp.PyArray_STRIDES(a)[d] * (cnp.PyArray_DIMS(a)[d] - 1)
+        if step < 0:
+            lo[0] += step
+        else:
+            hi[0] += step
+    hi[0] += cnp.PyArray_ITEMSIZE(a)
+
+
+def check_out(cnp.ndarray m not None, cnp.ndarray out not None):
+    """Reject a read-only out, or one whose elements overlap (a zero stride);
+    return whether out overlaps m's bytes without being exactly m's memory.
+    The caller has checked that out has m's shape."""
+    cdef int d, nd = cnp.PyArray_NDIM(out)
+    cdef char *m_lo
+    cdef char *m_hi
+    cdef char *o_lo
+    cdef char *o_hi
+    if not cnp.PyArray_ISWRITEABLE(out):
+        raise ValueError("out is read-only")
+    if cnp.PyArray_SIZE(out) == 0:
+        return False
+    for d in range(nd):
+        if cnp.PyArray_STRIDES(out)[d] == 0 and cnp.PyArray_DIMS(out)[d] > 1:
+            raise ValueError("out has a zero stride: its elements overlap")
+    if cnp.PyArray_DATA(m) == cnp.PyArray_DATA(out):
+        for d in range(nd):
+            if cnp.PyArray_STRIDES(m)[d] != cnp.PyArray_STRIDES(out)[d]:
+                return True
+        return False       # in place
+    extent(m, &m_lo, &m_hi)
+    extent(out, &o_lo, &o_hi)
+    return m_lo < o_hi and o_lo < m_hi
+
+
 cdef Py_ssize_t clamp(object k, Py_ssize_t rows, Py_ssize_t cols) except? -1:
     """k clamped to [-rows, cols], where every k beyond gives the same answer."""
     cdef int overflow
