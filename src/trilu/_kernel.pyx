@@ -290,46 +290,73 @@ cdef inline void row_strided(elem_t *tag, const char *s, char *d,
                 memcpy(d + j * ds, &zero, sizeof(elem_t))
 
 
-cdef inline void row_contiguous(const char *s, char *d, Py_ssize_t n,
-                                Py_ssize_t lo, Py_ssize_t hi,
-                                const Job *job) noexcept nogil:
-    """The same on one contiguous run of n bytes, lo and hi in bytes."""
-    if job.zero_rest and lo > 0:
-        memset(d, 0, lo)
-    if job.copy_kept and hi > lo:
-        memcpy(d + lo, s + lo, hi - lo)
-    if job.zero_rest and hi < n:
-        memset(d + hi, 0, n - hi)
-
-
 cdef void rows_chunk(elem_t *tag, const Chunk *c) noexcept nogil:
-    """Rows [start, stop) of the flattened (batch, row) index."""
+    """Rows [start, stop) of the flattened (batch, row) index, any strides."""
     cdef const Job *job = c.job
     cdef Py_ssize_t idx[MAX_BATCH_DIMS]
-    cdef Py_ssize_t so, do, _, lo, hi, ahead, t
+    cdef Py_ssize_t so, do, _, lo, hi
     cdef Py_ssize_t i = c.start % job.rows
-    cdef Py_ssize_t w = job.width, n = job.cols
-    cdef bint prefetch = job.method == ROWS and job.copy_kept
-    cdef const char *s
-    cdef char *d
     batch_seek(job, c.start // job.rows, idx, &so, &do)
     for _ in range(c.start, c.stop):
-        s = job.src + so + i * job.src_row
-        d = job.dst + do + i * job.dst_row
-        if prefetch and i + PREFETCH_ROWS < job.rows:
-            kept_range(job, i + PREFETCH_ROWS, &lo, &hi)
-            ahead = PREFETCH_ROWS * job.src_row + lo * w
-            for t in range(min(PREFETCH_LINES, (hi - lo) * w // 64)):
-                trilu_prefetch(s + ahead + 64 * t)
         kept_range(job, i, &lo, &hi)
-        if job.method == ROWS:
-            row_contiguous(s, d, n * w, lo * w, hi * w, job)
-        else:
-            row_strided(tag, s, d, job.src_col, job.dst_col, w, n, lo, hi, job)
+        row_strided(tag, job.src + so + i * job.src_row,
+                    job.dst + do + i * job.dst_row, job.src_col, job.dst_col,
+                    job.width, job.cols, lo, hi, job)
         i += 1
         if i == job.rows:
             i = 0
             batch_next(job, idx, &so, &do)
+
+
+cdef void contiguous_chunk(const Chunk *c) noexcept nogil:
+    """The same for contiguous rows: a memset, a memcpy and a memset each, in
+    address order (stores that jump back defeat the hardware's streaming).
+    The job's fields are held in locals: the compiler cannot assume that the
+    calls leave *job alone, and would reload them every row."""
+    cdef const Job *job = c.job
+    cdef Py_ssize_t idx[MAX_BATCH_DIMS]
+    cdef Py_ssize_t so, do, i, first, stop, lo, hi, ahead, t
+    cdef Py_ssize_t rows = job.rows, cols = job.cols, w = job.width, k = job.k
+    cdef Py_ssize_t n = cols * w, src_row = job.src_row, dst_row = job.dst_row
+    cdef Py_ssize_t unit = c.start
+    cdef bint upper = job.upper, copy = job.copy_kept, zero = job.zero_rest
+    cdef const char *s
+    cdef char *d
+    first = unit % rows
+    batch_seek(job, unit // rows, idx, &so, &do)
+    while unit < c.stop:
+        stop = min(rows, first + c.stop - unit)
+        s = job.src + so + first * src_row
+        d = job.dst + do + first * dst_row
+        for i in range(first, stop):
+            if copy and i + PREFETCH_ROWS < rows:
+                # the head of the kept part PREFETCH_ROWS rows on
+                if upper:
+                    lo = min(max(i + PREFETCH_ROWS + k, 0), cols)
+                    hi = cols
+                else:
+                    lo = 0
+                    hi = min(max(i + PREFETCH_ROWS + k + 1, 0), cols)
+                ahead = PREFETCH_ROWS * src_row + lo * w
+                for t in range(min(PREFETCH_LINES, (hi - lo) * w // 64)):
+                    trilu_prefetch(s + ahead + 64 * t)
+            if upper:
+                lo = min(max(i + k, 0), cols) * w
+                hi = n
+            else:
+                lo = 0
+                hi = min(max(i + k + 1, 0), cols) * w
+            if zero and lo > 0:
+                memset(d, 0, lo)
+            if copy and hi > lo:
+                memcpy(d + lo, s + lo, hi - lo)
+            if zero and hi < n:
+                memset(d + hi, 0, n - hi)
+            s += src_row
+            d += dst_row
+        unit += stop - first
+        first = 0
+        batch_next(job, idx, &so, &do)
 
 
 # --- whole small matrices --------------------------------------------------------
@@ -383,7 +410,7 @@ cdef void run_chunk(const Chunk *c) noexcept nogil:
         else:
             masked_chunk(<uint8_t *>NULL, c)
     elif job.method == ROWS:
-        rows_chunk(<any_width *>NULL, c)
+        contiguous_chunk(c)
     elif w == 8:
         rows_chunk(<uint64_t *>NULL, c)
     elif w == 4:
