@@ -266,6 +266,8 @@ def triu(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
     as in numpy. ``out`` may be ``m`` itself (in place) or any writable array
     of the result's shape and dtype; it is then filled and returned.
     """
+    if out is None and (result := _kernel.fill_plain(m, k, True)) is not None:
+        return result
     return _numpy_triangle(m, k, True, out)
 
 
@@ -275,6 +277,8 @@ def tril(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
     Elements above the k-th diagonal of the last two axes are zeroed
     (``k > 0`` is above the main diagonal). Otherwise as :func:`triu`.
     """
+    if out is None and (result := _kernel.fill_plain(m, k, False)) is not None:
+        return result
     return _numpy_triangle(m, k, False, out)
 
 

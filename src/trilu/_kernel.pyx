@@ -27,6 +27,7 @@ cnp.import_array()
 
 
 cdef extern from "numpy/arrayobject.h":
+    enum: NPY_ITEM_REFCOUNT
     object PyArray_NewLikeArray(cnp.ndarray prototype, cnp.NPY_ORDER order,
                                 void *descr, int subok)
     object PyDataMem_SetHandler(object handler)
@@ -587,6 +588,24 @@ cdef cnp.ndarray large_result(cnp.ndarray src, bint fortran, bint *zero_rest):
     finally:
         if _recycler is not None:
             PyDataMem_SetHandler(previous)
+
+
+def fill_plain(object m, object k, bint upper):
+    """``fill(m, None, k, upper)`` for the common case, decided here at C
+    speed: an exact ndarray of 2 or more dimensions whose dtype is plain bytes
+    (native byte order, no fields, no references), and an exact int k. None
+    for anything else, which the Python layer then routes."""
+    cdef cnp.ndarray a
+    cdef cnp.dtype descr
+    if type(m) is not np.ndarray or type(k) is not int:
+        return None
+    a = <cnp.ndarray>m
+    descr = a.descr
+    if (cnp.PyArray_NDIM(a) < 2 or not cnp.PyArray_ISNOTSWAPPED(a)
+            or cnp.PyDataType_HASFIELDS(descr)
+            or cnp.PyDataType_FLAGS(descr) & NPY_ITEM_REFCOUNT):
+        return None
+    return fill(a, None, k, upper)
 
 
 def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
