@@ -1,15 +1,16 @@
 /* A portable, fork-safe pool that runs a call's tasks in parallel.
  *
- * Workers are created on the first threaded call and then sleep on a condition
- * variable between calls: nothing spins, and waking a sleeping worker costs
- * ~5 us (~20 us when its core was idle), where creating and joining a thread
- * costs 60-110 us on the machines we measured. The caller runs task 0 itself.
- * One call uses the pool at a time; a concurrent call (another Python thread,
- * the GIL being released) runs all its tasks on its own thread instead. The
- * tasks claim grains of work with an atomic counter, so a task whose thread is
- * slow to start or whose core is busy simply claims fewer.
- * A forked child starts with no pool and builds its own. pthreads on POSIX,
- * Windows threads on Windows; no OpenMP runtime needed.
+ * Workers are created on the first threaded call. After a task a worker polls
+ * for the next one for about 10 us, then sleeps on a condition variable: a
+ * sleeping worker takes ~20 us to wake on the machines we measured (its core
+ * halted), which back-to-back calls of 20-100 us would otherwise pay every
+ * time, and creating and joining a thread per call costs 60-110 us. The
+ * caller runs task 0 itself. One call uses the pool at a time; a concurrent
+ * call (another Python thread, the GIL being released) runs all its tasks on
+ * its own thread instead. The tasks claim grains of work with an atomic
+ * counter, so a task whose thread is slow to start or whose core is busy
+ * simply claims fewer. A forked child starts with no pool and builds its own.
+ * pthreads on POSIX, Windows threads on Windows; no OpenMP runtime needed.
  */
 #ifndef TRILU_THREADS_H
 #define TRILU_THREADS_H
@@ -19,6 +20,7 @@
 #include <process.h>
 #else
 #include <pthread.h>
+#include <time.h>
 #endif
 
 #define TRILU_MAX_THREADS 64
@@ -63,14 +65,16 @@ typedef pthread_cond_t trilu_cond;
 #define trilu_cond_signal(c) pthread_cond_signal(c)
 #endif
 
-/* --- atomics for the completion count -------------------------------------- */
+/* --- atomics, spinning, a clock -------------------------------------------- */
 
 #ifdef _MSC_VER
 #define trilu_load(p) InterlockedCompareExchange((volatile LONG *)(p), 0, 0)
+#define trilu_store(p, v) InterlockedExchange((volatile LONG *)(p), (v))
 #define trilu_decrement(p) InterlockedDecrement((volatile LONG *)(p))
 #define trilu_pause() YieldProcessor()
 #else
 #define trilu_load(p) __atomic_load_n(p, __ATOMIC_ACQUIRE)
+#define trilu_store(p, v) __atomic_store_n(p, (v), __ATOMIC_RELEASE)
 #define trilu_decrement(p) __atomic_sub_fetch(p, 1, __ATOMIC_RELEASE)
 #if defined(__x86_64__) || defined(__i386__)
 #define trilu_pause() __builtin_ia32_pause()
@@ -81,16 +85,46 @@ typedef pthread_cond_t trilu_cond;
 #endif
 #endif
 
-/* The caller, done with its own task, polls this many times for the workers
- * to finish their last grain before it sleeps (a sleep and a wake-up cost
- * more than a grain). Workers never spin. */
-#define TRILU_SPIN 2000
+/* How long the caller, done with its own task, polls for the workers to
+ * finish their last grain before it sleeps, and how long a worker polls for
+ * its next task: both shorter than a sleep and a wake-up. */
+#define TRILU_CALLER_SPIN_US 50
+#define TRILU_WORKER_SPIN_US 10
+
+static double trilu_seconds(void)
+{
+#ifdef _WIN32
+    LARGE_INTEGER t, f;
+    QueryPerformanceCounter(&t);
+    QueryPerformanceFrequency(&f);
+    return (double)t.QuadPart / (double)f.QuadPart;
+#else
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+#endif
+}
+
+/* Pause instructions per microsecond: 5 to 150 cycles each, by CPU model. */
+static int trilu_pauses_per_us = 40;
+
+static void trilu_calibrate_pause(void)
+{
+    double start = trilu_seconds(), us;
+    int i;
+    for (i = 0; i < 4000; i++)
+        trilu_pause();
+    us = (trilu_seconds() - start) * 1e6;
+    if (us > 0.0)
+        trilu_pauses_per_us = 4000.0 / us < 1.0 ? 1 : (int)(4000.0 / us);
+}
 
 /* --- the pool ------------------------------------------------------------- */
 
 typedef struct {
     trilu_cond wake;           /* signalled when this worker is offered a task */
-    trilu_task_fn fn;          /* the task on offer, NULL when none */
+    int offered;               /* a task is on offer (atomic, so it can be polled) */
+    trilu_task_fn fn;          /* the task */
     void *arg;
 } trilu_worker;
 
@@ -113,20 +147,26 @@ static void *trilu_worker_main(void *p)
     trilu_worker *w = (trilu_worker *)p;
     trilu_task_fn fn;
     void *arg;
+    int spin;
 
     trilu_mutex_lock(&trilu_pool.lock);
     for (;;) {
-        while (w->fn == NULL)
+        while (!w->offered)
             trilu_cond_wait(&w->wake, &trilu_pool.lock);
         fn = w->fn;            /* take it: the caller can no longer withdraw it */
         arg = w->arg;
-        w->fn = NULL;
+        trilu_store(&w->offered, 0);
         trilu_pool.running++;
         trilu_mutex_unlock(&trilu_pool.lock);
         fn(arg);
         trilu_mutex_lock(&trilu_pool.lock);
         if (trilu_decrement(&trilu_pool.running) == 0)
             trilu_cond_signal(&trilu_pool.done);
+        trilu_mutex_unlock(&trilu_pool.lock);
+        spin = TRILU_WORKER_SPIN_US * trilu_pauses_per_us;
+        while (spin-- > 0 && !trilu_load(&w->offered))
+            trilu_pause();
+        trilu_mutex_lock(&trilu_pool.lock);
     }
 #ifdef _WIN32
     return 0;
@@ -146,7 +186,7 @@ static void trilu_pool_reset(void)
     trilu_cond_init(&trilu_pool.done);
     for (i = 0; i < TRILU_MAX_THREADS; i++) {
         trilu_cond_init(&trilu_pool.workers[i].wake);
-        trilu_pool.workers[i].fn = NULL;
+        trilu_pool.workers[i].offered = 0;
     }
     trilu_pool.running = 0;
     trilu_pool.started = 0;
@@ -158,6 +198,7 @@ static void trilu_pool_init(void)
 {
     if (trilu_pool.ready)
         return;
+    trilu_calibrate_pause();
     trilu_pool_reset();
 #ifndef _WIN32
     pthread_atfork(NULL, NULL, trilu_pool_reset);
@@ -212,6 +253,7 @@ static void trilu_parallel(trilu_task_fn fn, void **args, int n)
         for (i = 1; i < workers; i++) {
             trilu_pool.workers[i].fn = fn;
             trilu_pool.workers[i].arg = args[i];
+            trilu_store(&trilu_pool.workers[i].offered, 1);
             trilu_cond_signal(&trilu_pool.workers[i].wake);
         }
         trilu_mutex_unlock(&trilu_pool.lock);
@@ -221,9 +263,10 @@ static void trilu_parallel(trilu_task_fn fn, void **args, int n)
         return;
     trilu_mutex_lock(&trilu_pool.lock);
     for (i = 1; i < workers; i++)
-        trilu_pool.workers[i].fn = NULL;
+        trilu_store(&trilu_pool.workers[i].offered, 0);
     trilu_mutex_unlock(&trilu_pool.lock);
-    for (spin = 0; spin < TRILU_SPIN && trilu_load(&trilu_pool.running); spin++)
+    spin = TRILU_CALLER_SPIN_US * trilu_pauses_per_us;
+    while (spin-- > 0 && trilu_load(&trilu_pool.running))
         trilu_pause();
     trilu_mutex_lock(&trilu_pool.lock);
     while (trilu_pool.running > 0)
