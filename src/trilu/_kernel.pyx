@@ -259,6 +259,24 @@ cdef Py_ssize_t row_cost(const Job *job, Py_ssize_t r) noexcept nogil:
     return size + kept
 
 
+cdef inline void zero_run(elem_t *tag, char *d, Py_ssize_t ds, Py_ssize_t w,
+                          Py_ssize_t count) noexcept nogil:
+    """Zero count elements from d, ds bytes apart: one memset when they touch."""
+    cdef Py_ssize_t j
+    cdef elem_t zero
+    if count <= 0:
+        return
+    if ds == w:
+        memset(d, 0, count * w)
+    elif elem_t is any_width:
+        for j in range(count):
+            memset(d + j * ds, 0, w)
+    else:
+        memset(&zero, 0, sizeof(elem_t))
+        for j in range(count):
+            memcpy(d + j * ds, &zero, sizeof(elem_t))
+
+
 cdef inline void row_strided(elem_t *tag, const char *s, char *d,
                              Py_ssize_t ss, Py_ssize_t ds, Py_ssize_t w,
                              Py_ssize_t n, Py_ssize_t lo, Py_ssize_t hi,
@@ -266,29 +284,19 @@ cdef inline void row_strided(elem_t *tag, const char *s, char *d,
     """Zero [0, lo), copy [lo, hi), zero [hi, n): elements of any strides, in
     address order (stores that jump back defeat the hardware's streaming)."""
     cdef Py_ssize_t j
-    cdef elem_t v, zero
-    memset(&zero, 0, sizeof(elem_t))
-    if elem_t is any_width:
-        if job.zero_rest:
-            for j in range(lo):
-                memset(d + j * ds, 0, w)
-        if job.copy_kept:
+    cdef elem_t v
+    if job.zero_rest:
+        zero_run(tag, d, ds, w, lo)
+    if job.copy_kept:
+        if elem_t is any_width:
             for j in range(lo, hi):
                 memcpy(d + j * ds, s + j * ss, w)
-        if job.zero_rest:
-            for j in range(hi, n):
-                memset(d + j * ds, 0, w)
-    else:
-        if job.zero_rest:
-            for j in range(lo):
-                memcpy(d + j * ds, &zero, sizeof(elem_t))
-        if job.copy_kept:
+        else:
             for j in range(lo, hi):
                 memcpy(&v, s + j * ss, sizeof(elem_t))
                 memcpy(d + j * ds, &v, sizeof(elem_t))
-        if job.zero_rest:
-            for j in range(hi, n):
-                memcpy(d + j * ds, &zero, sizeof(elem_t))
+    if job.zero_rest:
+        zero_run(tag, d + hi * ds, ds, w, n - hi)
 
 
 cdef void rows_chunk(elem_t *tag, const Chunk *c) noexcept nogil:
