@@ -4,7 +4,8 @@
 
 Ratios are peer time / trilu time (> 1: trilu is faster), each from medians of
 samples taken in interleaved rounds, so drift on a shared machine hits every
-implementation alike. PyTorch and onnxruntime are used when installed, with
+implementation alike; each sample starts once the other implementations'
+threads have gone idle. PyTorch and onnxruntime are used when installed, with
 their default settings (all cores). Nothing here is a test: no time is asserted.
 """
 
@@ -109,6 +110,40 @@ def _ort_session(dtype: np.dtype, upper: bool) -> Any:
 Samples = dict[str, list[float]]  # seconds per call, one sample per round
 
 
+def _other_threads_cpu() -> int:
+    """CPU ticks used so far by this process's threads other than the main one."""
+    total = 0
+    for tid in os.listdir("/proc/self/task"):
+        if int(tid) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                fields = f.read().rpartition(")")[2].split()
+        except OSError:  # the thread ended
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime + stime
+    return total
+
+
+def settle() -> None:
+    """Let the peers' thread pools go idle before the next sample: their idle
+    threads spin for a while after each call (onnxruntime's for ~50 ms here),
+    taking the cores another implementation's threads would use. Waits until
+    no other thread used CPU in 20 ms, for at most 0.3 s (Linux; elsewhere a
+    fixed 10 ms)."""
+    time.sleep(0.01)
+    if not os.path.isdir("/proc/self/task"):
+        return
+    deadline = time.perf_counter() + 0.3
+    before = _other_threads_cpu()
+    while time.perf_counter() < deadline:
+        time.sleep(0.02)
+        now = _other_threads_cpu()
+        if now == before:
+            return
+        before = now
+
+
 def measure(fns: dict[str, Fn | None], rounds: int, min_sample: float) -> Samples:
     """Seconds per call of each fn, sampled in interleaved rounds."""
     live = {name: fn for name, fn in fns.items() if fn is not None}
@@ -128,9 +163,7 @@ def measure(fns: dict[str, Fn | None], rounds: int, min_sample: float) -> Sample
     for _ in range(rounds):
         for name, fn in live.items():
             n = calls[name]
-            # Peers keep their default thread pools, whose idle threads spin for
-            # a while after each call: let them stop before the next sample.
-            time.sleep(0.01)
+            settle()
             start = time.perf_counter()
             for _ in range(n):
                 fn()
