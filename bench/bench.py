@@ -110,15 +110,17 @@ def _ort_session(dtype: np.dtype, upper: bool) -> Any:
 Samples = dict[str, list[float]]  # seconds per call, one sample per round
 
 
+TASKS = Path("/proc/self/task")
+
+
 def _other_threads_cpu() -> int:
     """CPU ticks used so far by this process's threads other than the main one."""
     total = 0
-    for tid in os.listdir("/proc/self/task"):
-        if int(tid) == os.getpid():
+    for task in TASKS.iterdir():
+        if int(task.name) == os.getpid():
             continue
         try:
-            with open(f"/proc/self/task/{tid}/stat") as f:
-                fields = f.read().rpartition(")")[2].split()
+            fields = (task / "stat").read_text().rpartition(")")[2].split()
         except OSError:  # the thread ended
             continue
         total += int(fields[11]) + int(fields[12])  # utime + stime
@@ -132,7 +134,7 @@ def settle() -> None:
     no other thread used CPU in 20 ms, for at most 0.3 s (Linux; elsewhere a
     fixed 10 ms)."""
     time.sleep(0.01)
-    if not os.path.isdir("/proc/self/task"):
+    if not TASKS.is_dir():
         return
     deadline = time.perf_counter() + 0.3
     before = _other_threads_cpu()
