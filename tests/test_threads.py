@@ -320,3 +320,39 @@ def test_threaded_call_after_fork() -> None:
     proc = _python(code, "4")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "0"
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="needs RLIMIT_AS and /proc"
+)
+def test_no_thread_can_start() -> None:
+    """With no room for a thread's stack, threaded calls run alone, and right;
+    once threads can start again, the pool does."""
+    code = """
+        import os
+        import resource
+        import numpy as np
+        import trilu
+        def threads():
+            return len(os.listdir("/proc/self/task"))
+        trilu.set_num_threads(4)
+        x = np.random.default_rng(0).random((600, 700))  # 3.4 MB: threaded
+        want_u, want_l = np.triu(x, 2), np.tril(x, -3)
+        before = threads()
+        status = open("/proc/self/status").read()
+        vm = int(status.split("VmSize:")[1].split()[0]) * 1024
+        limit = resource.getrlimit(resource.RLIMIT_AS)
+        resource.setrlimit(resource.RLIMIT_AS, (vm + (7 << 20), limit[1]))
+        for _ in range(3):
+            assert np.array_equal(trilu.triu(x, 2), want_u)
+            assert np.array_equal(trilu.tril(x, -3), want_l)
+        alone = threads()
+        resource.setrlimit(resource.RLIMIT_AS, limit)
+        assert np.array_equal(trilu.triu(x, 2), want_u)
+        print(before, alone, threads())
+    """
+    proc = _python(code, "4")
+    assert proc.returncode == 0, proc.stderr
+    before, alone, after = map(int, proc.stdout.split())
+    assert alone == before
+    assert after > before

@@ -241,13 +241,14 @@ static int trilu_pool_grow(int n)
  * is busy with another call, or short of workers, the caller runs alone. */
 static void trilu_parallel(trilu_task_fn fn, void **args, int n)
 {
-    int i, spin, workers = 1;
+    int i, spin, workers = 1, pooled = 0;
 
     if (n < 1)
         return;
     if (n > TRILU_MAX_THREADS)
         n = TRILU_MAX_THREADS;
     if (n > 1 && trilu_mutex_trylock(&trilu_pool.busy)) {
+        pooled = 1;
         workers = trilu_pool_grow(n);
         trilu_mutex_lock(&trilu_pool.lock);
         for (i = 1; i < workers; i++) {
@@ -259,8 +260,11 @@ static void trilu_parallel(trilu_task_fn fn, void **args, int n)
         trilu_mutex_unlock(&trilu_pool.lock);
     }
     fn(args[0]);
-    if (workers == 1)
+    if (workers == 1) {        /* alone: the pool was busy, or no worker started */
+        if (pooled)
+            trilu_mutex_unlock(&trilu_pool.busy);
         return;
+    }
     trilu_mutex_lock(&trilu_pool.lock);
     for (i = 1; i < workers; i++)
         trilu_store(&trilu_pool.workers[i].offered, 0);
