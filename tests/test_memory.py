@@ -117,6 +117,38 @@ def test_concurrent_allocation_and_free() -> None:
         list(pool.map(run, range(4)))
 
 
+def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("value", ["0", " 0 ", "1", ""])
+def test_recycling_switch(value: str) -> None:
+    """TRILU_RECYCLE=0 at import leaves every result to numpy's allocator."""
+    code = """
+        import numpy as np
+        import trilu
+        try:
+            from numpy._core.multiarray import get_handler_name
+        except ImportError:
+            from numpy.core.multiarray import get_handler_name
+        x = np.ones((2048, 2048))
+        r = trilu.triu(x)
+        assert np.array_equal(r, np.triu(x))
+        print(get_handler_name(r))
+    """
+    proc = _python(code, TRILU_RECYCLE=value)
+    assert proc.returncode == 0, proc.stderr
+    on = RECYCLES and value.strip() != "0"
+    assert proc.stdout.strip() == ("trilu_recycle" if on else "default_allocator")
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_spare_block_after_fork() -> None:
     """A forked child inherits the spare block and recycles it correctly."""
@@ -135,12 +167,6 @@ def test_spare_block_after_fork() -> None:
         _, status = os.waitpid(pid, 0)
         print(os.waitstatus_to_exitcode(status))
     """
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    proc = _python(code)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "0"

@@ -18,6 +18,8 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
+import os
+
 import numpy as np
 
 cimport numpy as cnp
@@ -75,8 +77,11 @@ def _numpy_hugepages():
 
 
 trilu_pool_init()
-# The memory handler of large results (None where recycling is not built).
-cdef object _recycler = trilu_recycler_capsule(_numpy_hugepages())
+# The memory handler of large results: None where recycling is not built, or
+# when the environment says TRILU_RECYCLE=0 (read once, at import).
+cdef object _recycler = None
+if os.environ.get("TRILU_RECYCLE", "").strip() != "0":
+    _recycler = trilu_recycler_capsule(_numpy_hugepages())
 
 
 # --- element types ---------------------------------------------------------
