@@ -5,7 +5,7 @@
 Ratios are peer time / trilu time (> 1: trilu is faster), each from medians of
 samples taken in interleaved rounds, so drift on a shared machine hits every
 implementation alike; each sample starts once the other implementations'
-threads have gone idle. PyTorch and onnxruntime are used when installed, with
+threads have gone idle, after one untimed call. PyTorch and onnxruntime are used when installed, with
 their default settings (all cores). Nothing here is a test: no time is asserted.
 """
 
@@ -166,6 +166,9 @@ def measure(fns: dict[str, Fn | None], rounds: int, min_sample: float) -> Sample
         for name, fn in live.items():
             n = calls[name]
             settle()
+            # One untimed call: the first after an idle pause pays for cores
+            # waking and ramping up (2-5x here), which is not the per-call cost.
+            fn()
             start = time.perf_counter()
             for _ in range(n):
                 fn()
