@@ -5,7 +5,7 @@
 Ratios are peer time / trilu time (> 1: trilu is faster), each from medians of
 samples taken in interleaved rounds, so drift on a shared machine hits every
 implementation alike; each sample starts once the other implementations'
-threads have gone idle, after one untimed call. PyTorch and onnxruntime are used when installed, with
+threads have gone idle, after 5 ms of untimed calls. PyTorch and onnxruntime are used when installed, with
 their default settings (all cores). Nothing here is a test: no time is asserted.
 """
 
@@ -146,6 +146,16 @@ def settle() -> None:
         before = now
 
 
+def warm_up(fn: Fn, seconds: float = 0.005) -> None:
+    """Untimed calls for a few ms: after an idle pause the cores wake and ramp
+    up, and the first calls of anything run 2-5x slower for ~5 ms here (a
+    100000x3x3 triu, a 16 MiB x.copy()), which is not the per-call cost."""
+    end = time.perf_counter() + seconds
+    fn()
+    while time.perf_counter() < end:
+        fn()
+
+
 def measure(fns: dict[str, Fn | None], rounds: int, min_sample: float) -> Samples:
     """Seconds per call of each fn, sampled in interleaved rounds."""
     live = {name: fn for name, fn in fns.items() if fn is not None}
@@ -166,9 +176,7 @@ def measure(fns: dict[str, Fn | None], rounds: int, min_sample: float) -> Sample
         for name, fn in live.items():
             n = calls[name]
             settle()
-            # One untimed call: the first after an idle pause pays for cores
-            # waking and ramping up (2-5x here), which is not the per-call cost.
-            fn()
+            warm_up(fn)
             start = time.perf_counter()
             for _ in range(n):
                 fn()
