@@ -29,7 +29,7 @@
 
 #define TRILU_RECYCLE_MIN ((size_t)4 << 20)
 #define TRILU_RECYCLE_MAX ((size_t)256 << 20)
-#define TRILU_LAZYFREE_MIN ((size_t)32 << 20)  /* also malloc's mmap threshold */
+#define TRILU_LAZYFREE_MIN ((size_t)32 << 20)  /* glibc's largest mmap threshold */
 
 #if TRILU_RECYCLE
 
