@@ -356,3 +356,35 @@ def test_no_thread_can_start() -> None:
     assert proc.returncode == 0, proc.stderr
     before, _, after = map(int, proc.stdout.split())
     assert after > before
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2,
+    reason="needs Linux and two CPUs",
+)
+def test_workers_not_left_pinned() -> None:
+    """A worker woken on the caller's CPU moves itself off it, and its CPU mask
+    is restored: after many calls, every thread may still run on every CPU."""
+    code = """
+        import os
+        import numpy as np
+        import trilu
+        trilu.set_num_threads(2)
+        x = np.random.default_rng(0).random((600, 700))  # 3.4 MB: threaded
+        want = np.triu(x, 1)
+        allowed = os.sched_getaffinity(0)
+        for i in range(200):  # the caller alternately held to one CPU
+            os.sched_setaffinity(0, {min(allowed)} if i % 2 else allowed)
+            assert np.array_equal(trilu.triu(x, 1), want)
+        os.sched_setaffinity(0, allowed)
+        masks = set()
+        for tid in os.listdir("/proc/self/task"):
+            status = open(f"/proc/self/task/{tid}/status").read()
+            masks.add(status.split("Cpus_allowed_list:")[1].split()[0])
+        print(len(os.listdir("/proc/self/task")), len(masks))
+    """
+    proc = _python(code, "2")
+    assert proc.returncode == 0, proc.stderr
+    threads, masks = map(int, proc.stdout.split())
+    assert threads >= 2
+    assert masks == 1
