@@ -484,36 +484,32 @@ def main() -> int:
         say(f"auditwheel repair: {wheel.name} -> {repaired.name}")
 
     # 4. checks
-    say("\n$ twine check --strict dist/*")
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "twine",
-            "--no-color",
-            "check",
-            "--strict",
-            *sorted(dist.iterdir()),
-        ],
-        env={**os.environ, "NO_COLOR": "1"},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    say(out.stdout.strip() + out.stderr.strip())
-    if out.returncode:
-        problems.append("twine check failed")
-    say("\n$ check-wheel-contents dist/*.whl")
-    out = subprocess.run(
-        [sys.executable, "-m", "check_wheel_contents", *sorted(dist.glob("*.whl"))],
-        cwd=source,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    say(out.stdout.strip() + out.stderr.strip())
-    if out.returncode:
-        problems.append("check-wheel-contents failed")
+    for name, title, tool, where in (
+        (
+            "twine check",
+            "twine check --strict dist/*",
+            ["twine", "--no-color", "check", "--strict", *sorted(dist.iterdir())],
+            None,
+        ),
+        (
+            "check-wheel-contents",
+            "check-wheel-contents dist/*.whl",
+            ["check_wheel_contents", *sorted(dist.glob("*.whl"))],
+            source,
+        ),
+    ):
+        say(f"\n$ {title}")
+        out = subprocess.run(
+            [sys.executable, "-m", *tool],
+            cwd=where,
+            env={**os.environ, "NO_COLOR": "1"},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        say(out.stdout.strip() + out.stderr.strip())
+        if out.returncode:
+            problems.append(f"{name} failed")
 
     say("\nsdist contents:")
     with tarfile.open(sdist) as tar:

@@ -12,6 +12,9 @@ import fractions
 import importlib
 import operator
 import os
+import subprocess
+import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
@@ -53,6 +56,25 @@ def need(name: str) -> ModuleType:
     if module is None:
         pytest.skip(f"{name} is not installed", allow_module_level=True)
     return module
+
+
+def run_python(code: str, **env: str | None) -> subprocess.CompletedProcess[str]:
+    """Run code (dedented) in a fresh interpreter; env sets variables over this
+    process's environment, None removes one."""
+    environ = dict(os.environ)
+    for name, value in env.items():
+        if value is None:
+            environ.pop(name, None)
+        else:
+            environ[name] = value
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 ml_dtypes = optional("ml_dtypes")

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import gc
 import os
-import subprocess
 import sys
-import textwrap
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-from _cases import assert_same, numpy_oracle
+from _cases import assert_same, numpy_oracle, run_python
 
 import trilu
 
@@ -117,17 +115,6 @@ def test_concurrent_allocation_and_free() -> None:
         list(pool.map(run, range(4)))
 
 
-def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 @pytest.mark.parametrize("value", ["0", " 0 ", "1", ""])
 def test_recycling_switch(value: str) -> None:
     """TRILU_RECYCLE=0 at import leaves every result to numpy's allocator."""
@@ -143,7 +130,7 @@ def test_recycling_switch(value: str) -> None:
         assert np.array_equal(r, np.triu(x))
         print(get_handler_name(r))
     """
-    proc = _python(code, TRILU_RECYCLE=value)
+    proc = run_python(code, TRILU_RECYCLE=value)
     assert proc.returncode == 0, proc.stderr
     on = RECYCLES and value.strip() != "0"
     assert proc.stdout.strip() == ("trilu_recycle" if on else "default_allocator")
@@ -167,6 +154,6 @@ def test_spare_block_after_fork() -> None:
         _, status = os.waitpid(pid, 0)
         print(os.waitstatus_to_exitcode(status))
     """
-    proc = _python(code)
+    proc = run_python(code)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "0"

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import functools
-import subprocess
-import sys
 import warnings
 from typing import Any
 
 import numpy as np
 import pytest
-from _cases import need
+from _cases import need, run_python
 
 # Skipped, not failed, only where onnx may be missing (see _cases.optional).
 onnx = need("onnx")
@@ -434,12 +432,6 @@ def test_bad_upper_from_desc_or_options() -> None:
 
 
 # --- onnx is optional -----------------------------------------------------------------
-
-
-def run_python(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False
-    )
 
 
 def test_import_trilu_does_not_import_onnx() -> None:

@@ -12,14 +12,13 @@ import functools
 import os
 import subprocess
 import sys
-import textwrap
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 import pytest
-from _cases import assert_same, layout, make, numpy_oracle
+from _cases import assert_same, layout, make, numpy_oracle, run_python
 
 import trilu
 
@@ -252,18 +251,8 @@ def test_invalid_env_warns(monkeypatch, value: str) -> None:
 
 
 def _python(code: str, env_value: str | None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env.pop("TRILU_NUM_THREADS", None)
-    if env_value is not None:
-        env["TRILU_NUM_THREADS"] = env_value
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    """code in a fresh interpreter with TRILU_NUM_THREADS=env_value (None: unset)."""
+    return run_python(code, TRILU_NUM_THREADS=env_value)
 
 
 @pytest.mark.parametrize("value", ["1", "3", "6"])

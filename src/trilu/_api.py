@@ -202,10 +202,8 @@ def _apply(m: np.ndarray, k: int, upper: bool, out: Any, onnx: bool) -> np.ndarr
             raise MemoryError(f"a {n} x {n} result of {m.dtype} cannot be allocated")
         m = np.broadcast_to(m, (n, n))
     dtype = m.dtype
-    plain = dtype.isnative and dtype.names is None
-    if out is None and plain and not dtype.hasobject:
-        return _kernel.fill(m, None, k, upper)  # the common case, kept short
     # numpy's result: native byte order, structured dtypes packed
+    plain = dtype.isnative and dtype.names is None
     rdtype = dtype if plain else np.result_type(dtype)
     overlap = out is not None and _check_out(out, m, rdtype)
     if dtype.hasobject:
@@ -308,4 +306,6 @@ def trilu(
             "constraint (bool, int8-64, uint8-64, float16/32/64, bfloat16, "
             "complex64/128, string)"
         )
+    if out is None and (result := _kernel.fill_plain(input, k, upper)) is not None:
+        return result
     return _apply(input, k, upper, out, True)

@@ -229,15 +229,21 @@ cdef inline void batch_next(const Job *job, Py_ssize_t *idx,
 
 # --- rows ----------------------------------------------------------------------
 
-cdef inline void kept_range(const Job *job, Py_ssize_t i, Py_ssize_t *lo,
-                            Py_ssize_t *hi) noexcept nogil:
+cdef inline void kept_cols(bint upper, Py_ssize_t k, Py_ssize_t cols,
+                           Py_ssize_t i, Py_ssize_t *lo,
+                           Py_ssize_t *hi) noexcept nogil:
     """Row i keeps columns [lo, hi): j - i >= k (upper) or j - i <= k (lower)."""
-    if job.upper:
-        lo[0] = min(max(i + job.k, 0), job.cols)
-        hi[0] = job.cols
+    if upper:
+        lo[0] = min(max(i + k, 0), cols)
+        hi[0] = cols
     else:
         lo[0] = 0
-        hi[0] = min(max(i + job.k + 1, 0), job.cols)
+        hi[0] = min(max(i + k + 1, 0), cols)
+
+
+cdef inline void kept_range(const Job *job, Py_ssize_t i, Py_ssize_t *lo,
+                            Py_ssize_t *hi) noexcept nogil:
+    kept_cols(job.upper, job.k, job.cols, i, lo, hi)
 
 
 cdef Py_ssize_t kept_upper(Py_ssize_t r, Py_ssize_t cols,
@@ -345,21 +351,13 @@ cdef void contiguous_chunk(const Chunk *c) noexcept nogil:
         for i in range(first, stop):
             if copy and i + PREFETCH_ROWS < rows:
                 # the head of the kept part PREFETCH_ROWS rows on
-                if upper:
-                    lo = min(max(i + PREFETCH_ROWS + k, 0), cols)
-                    hi = cols
-                else:
-                    lo = 0
-                    hi = min(max(i + PREFETCH_ROWS + k + 1, 0), cols)
+                kept_cols(upper, k, cols, i + PREFETCH_ROWS, &lo, &hi)
                 ahead = PREFETCH_ROWS * src_row + lo * w
                 for t in range(min(PREFETCH_LINES, (hi - lo) * w // 64)):
                     trilu_prefetch(s + ahead + 64 * t)
-            if upper:
-                lo = min(max(i + k, 0), cols) * w
-                hi = n
-            else:
-                lo = 0
-                hi = min(max(i + k + 1, 0), cols) * w
+            kept_cols(upper, k, cols, i, &lo, &hi)
+            lo *= w                # in bytes from here
+            hi *= w
             if zero and lo > 0:
                 memset(d, 0, lo)
             if copy and hi > lo:
@@ -548,6 +546,17 @@ cdef void extent(cnp.ndarray a, char **lo, char **hi) noexcept:
     hi[0] += cnp.PyArray_ITEMSIZE(a)
 
 
+cdef bint same_memory(cnp.ndarray a, cnp.ndarray b) noexcept:
+    """a and b are the same bytes walked the same way: b is a, in place."""
+    cdef int d
+    if cnp.PyArray_DATA(a) != cnp.PyArray_DATA(b):
+        return False
+    for d in range(cnp.PyArray_NDIM(a)):
+        if cnp.PyArray_STRIDES(a)[d] != cnp.PyArray_STRIDES(b)[d]:
+            return False
+    return True
+
+
 def check_out(cnp.ndarray m not None, cnp.ndarray out not None):
     """Reject a read-only out, or one whose elements overlap (a zero stride);
     return whether out overlaps m's bytes without being exactly m's memory.
@@ -564,10 +573,7 @@ def check_out(cnp.ndarray m not None, cnp.ndarray out not None):
     for d in range(nd):
         if cnp.PyArray_STRIDES(out)[d] == 0 and cnp.PyArray_DIMS(out)[d] > 1:
             raise ValueError("out has a zero stride: its elements overlap")
-    if cnp.PyArray_DATA(m) == cnp.PyArray_DATA(out):
-        for d in range(nd):
-            if cnp.PyArray_STRIDES(m)[d] != cnp.PyArray_STRIDES(out)[d]:
-                return True
+    if same_memory(m, out):
         return False       # in place
     extent(m, &m_lo, &m_hi)
     extent(out, &o_lo, &o_hi)
@@ -646,10 +652,7 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
             dst = PyArray_NewLikeArray(
                 src, cnp.NPY_FORTRANORDER if fortran else cnp.NPY_CORDER, NULL, 0)
     else:
-        job.copy_kept = cnp.PyArray_DATA(src) != cnp.PyArray_DATA(dst)
-        for a in range(nd):
-            if cnp.PyArray_STRIDES(src)[a] != cnp.PyArray_STRIDES(dst)[a]:
-                job.copy_kept = True
+        job.copy_kept = not same_memory(src, dst)
 
     job.src = <const char *>cnp.PyArray_DATA(src)
     job.dst = <char *>cnp.PyArray_DATA(dst)

@@ -30,6 +30,7 @@
 #define TRILU_RECYCLE_MIN ((size_t)4 << 20)
 #define TRILU_RECYCLE_MAX ((size_t)256 << 20)
 #define TRILU_LAZYFREE_MIN ((size_t)32 << 20)  /* glibc's largest mmap threshold */
+#define TRILU_HUGEPAGE_MIN ((size_t)4 << 20)   /* numpy's, for madvise */
 
 #if TRILU_RECYCLE
 
@@ -57,12 +58,18 @@ static void trilu_spare_after_fork(void)
     __atomic_clear(&trilu_spare.lock, __ATOMIC_RELAXED);
 }
 
-/* What numpy's own allocator does for blocks of 4 MiB and more. */
+/* What numpy's own allocator does for large blocks. */
 static void trilu_advise_hugepages(void *p, size_t size)
 {
     uintptr_t offset = 4096 - (uintptr_t)p % 4096;
-    if (trilu_spare.hugepages && size >= ((size_t)4 << 20))
+    if (trilu_spare.hugepages && size >= TRILU_HUGEPAGE_MIN)
         madvise((char *)p + offset, size - offset, MADV_HUGEPAGE);
+}
+
+/* The spare block has this size (the spin lock held). */
+static int trilu_spare_is(size_t size)
+{
+    return trilu_spare.block != NULL && trilu_spare.size == size;
 }
 
 /* Whether the spare block has this size (the next malloc of it may take it,
@@ -71,7 +78,7 @@ static int trilu_spare_fits(size_t size)
 {
     int fits;
     trilu_spare_lock();
-    fits = trilu_spare.block != NULL && trilu_spare.size == size;
+    fits = trilu_spare_is(size);
     trilu_spare_unlock();
     return fits;
 }
@@ -81,7 +88,7 @@ static void *trilu_malloc(void *ctx, size_t size)
     void *p = NULL;
     (void)ctx;
     trilu_spare_lock();
-    if (trilu_spare.block != NULL && trilu_spare.size == size) {
+    if (trilu_spare_is(size)) {
         p = trilu_spare.block;
         trilu_spare.block = NULL;
     }
