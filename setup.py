@@ -21,7 +21,11 @@ kernel = Extension(
     "trilu._kernel",
     ["src/trilu/_kernel.pyx"],
     include_dirs=[np.get_include(), "src/trilu"],
-    depends=["src/trilu/_recycle.h", "src/trilu/_threads.h"],
+    depends=[
+        "src/trilu/_recycle.h",
+        "src/trilu/_stream.h",
+        "src/trilu/_threads.h",
+    ],
     define_macros=[
         ("NPY_NO_DEPRECATED_API", "NPY_1_25_API_VERSION"),
         # Built against numpy 2, the module runs on numpy >= 1.25 (our floor

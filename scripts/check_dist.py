@@ -224,6 +224,7 @@ def check_sdist(sdist: Path, source: Path, test_sources: list[str]) -> list[str]
         "src/trilu/_kernel.pyx",
         "src/trilu/_kernel.pyi",
         "src/trilu/_recycle.h",
+        "src/trilu/_stream.h",
         "src/trilu/_threads.h",
         "src/trilu/py.typed",
     }

@@ -2,7 +2,7 @@
 
 On Linux a fresh result of 4-256 MiB is allocated by trilu's numpy memory
 handler, which keeps the block of the last such result freed and hands it to
-the next result of the same size, stale bytes and all (from 32 MiB, after
+the next result of the same size, stale bytes and all (from 64 MiB, after
 madvise(MADV_FREE), which may leave some pages stale and others zero). Whatever was there
 before, the result must be numpy's to the bit; a result still referenced is
 never reused; the handler is only ever attached to trilu's own results.
@@ -27,8 +27,12 @@ try:
 except ImportError:  # numpy 1.x
     from numpy.core.multiarray import get_handler_name
 
-SHAPE = (2048, 2048)  # float64: 32 MiB, recycled and lazily freed
-SIZES = {"8MiB-float16": np.float16, "32MiB-float64": np.float64}
+SHAPE = (2048, 2048)  # float64: 32 MiB, recycled, calloc when no block is kept
+SIZES = {
+    "8MiB-float16": np.float16,
+    "32MiB-float64": np.float64,
+    "64MiB-complex128": np.complex128,  # lazily freed
+}
 RECYCLES = sys.platform.startswith("linux")
 
 

@@ -1,0 +1,125 @@
+"""Results of 32 MiB or more: written with streaming stores, still exact.
+
+Where SSE2 is built, such results are written in 16-byte streaming stores,
+with normal stores for the unaligned ends of each run. Rows of any byte length
+(so row starts at every alignment), the kept part starting or ending anywhere
+inside a 16-byte chunk, elements of 1, 2, 3, 4, 8 and 16 bytes, an unaligned
+``out``, fresh results whose zeroed part is never written (calloc pages) or
+rewritten over a recycled block, and batches of small matrices ANDed with a
+keep-mask: every one must be numpy's result to the bit, on one thread or many.
+In place, which is never streamed, is checked at the same sizes.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pytest
+from _cases import assert_same, func, numpy_oracle
+
+import trilu
+
+MIB = 1 << 20
+
+# (dtype, shape): every result is at least 32 MiB.
+ROWS = {
+    "int8-odd-rows": (np.int8, (8200, 4099)),
+    "float16": (np.float16, (4100, 4097)),
+    "S3": (np.dtype("S3"), (3400, 3300)),
+    "float32": (np.float32, (2900, 2897)),
+    "float64": (np.float64, (2049, 2049)),
+    "float64-F": (np.float64, (2049, 2049)),
+    "complex128": (np.complex128, (1449, 1449)),
+    "batch-64x64": (np.float32, (2049, 64, 64)),
+}
+MASKED = {
+    "3x3-float64": (np.float64, (1_000_000, 3, 3)),
+    "3x3-float32": (np.float32, (1_000_000, 3, 3)),
+    "3x3-int8": (np.int8, (4_000_000, 3, 3)),
+    "5x7-bool": (np.bool_, (1_000_000, 5, 7)),
+}
+K_UPPER = [(0, True), (7, True), (0, False), (-5, False)]
+
+
+def make(dtype: np.dtype, shape: tuple[int, ...], fortran: bool) -> np.ndarray:
+    """Nonzero bytes everywhere, so a byte left unwritten or zeroed shows."""
+    rng = np.random.default_rng(sum(shape))
+    raw = rng.integers(
+        1, 256, size=int(np.prod(shape)) * dtype.itemsize, dtype=np.uint8
+    )
+    x = raw.view(dtype).reshape(shape)
+    assert x.nbytes >= 32 * MIB
+    return np.asfortranarray(x) if fortran else x
+
+
+def garbage_like(x: np.ndarray, offset: int) -> np.ndarray:
+    """An out of x's shape, dtype and order, full of 0xAB bytes, starting
+    offset bytes past an aligned address."""
+    buf = np.full(x.nbytes + offset, 0xAB, dtype=np.uint8)
+    flat = buf[offset:].view(x.dtype)
+    if x.flags.f_contiguous and not x.flags.c_contiguous:
+        return flat.reshape(x.shape[::-1]).T
+    return flat.reshape(x.shape)
+
+
+def results(
+    f: Callable[..., np.ndarray], x: np.ndarray, k: int
+) -> Iterator[tuple[str, np.ndarray]]:
+    """f(x, k) every way a large result can be written, by name."""
+    # A fresh result when no freed block of its size is kept (from 32 MiB:
+    # zeroed pages, only the kept part written), then one over the block of
+    # the result just freed, stale bytes and all.
+    trilu.triu(np.ones((1024, 1024)))  # freed at once: the kept block is 8 MiB
+    gc.collect()
+    yield "fresh", f(x, k)
+    gc.collect()
+    yield "recycled", f(x, k)
+    yield "out", f(x, k, out=garbage_like(x, 0))
+    yield "unaligned out", f(x, k, out=garbage_like(x, 1))
+    for offset in (0, 1):
+        y = garbage_like(x, offset)
+        y[...] = x
+        got = f(y, k, out=y)
+        assert got is y
+        yield ("in place", "unaligned in place")[offset], got
+
+
+def check(dtype: np.dtype, shape: tuple[int, ...], fortran: bool = False) -> None:
+    x = make(dtype, shape, fortran)
+    before = x.tobytes()
+    for k, upper in K_UPPER:
+        expected = numpy_oracle(x, k, upper)
+        for mode, got in results(func(upper), x, k):
+            try:
+                assert_same(got, expected)
+            except AssertionError as e:
+                raise AssertionError(f"{mode}, k={k}, upper={upper}: {e}") from None
+            assert got.flags.f_contiguous == fortran
+            del got
+    assert x.tobytes() == before
+
+
+@pytest.mark.parametrize("name", list(ROWS))
+def test_rows(name: str) -> None:
+    dtype, shape = ROWS[name]
+    check(np.dtype(dtype), shape, fortran=name.endswith("-F"))
+
+
+@pytest.mark.parametrize("name", list(MASKED))
+def test_masked(name: str) -> None:
+    dtype, shape = MASKED[name]
+    check(np.dtype(dtype), shape)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_thread_counts(threads: int) -> None:
+    """Threads split the work in grains that need not end on a 16-byte line."""
+    previous = trilu.get_num_threads()
+    trilu.set_num_threads(threads)
+    try:
+        check(np.dtype(np.float32), (2900, 2897))
+        check(np.dtype(np.float64), (1_000_000, 3, 3))
+    finally:
+        trilu.set_num_threads(previous)
