@@ -1,12 +1,13 @@
 """trilu beside numpy, PyTorch and onnxruntime: times and ratios in one run.
 
-    python bench/bench.py [--quick] [--plot bench/throughput.png] [--markdown]
+    python bench/bench.py [--quick] [--plot bench/throughput.png]
 
 Ratios are peer time / trilu time (> 1: trilu is faster), each from medians of
 samples taken in interleaved rounds, so drift on a shared machine hits every
 implementation alike; each sample starts once the other implementations'
-threads have gone idle, after 5 ms of untimed calls. PyTorch and onnxruntime are used when installed, with
-their default settings (all cores). Nothing here is a test: no time is asserted.
+threads have gone idle, after 20 ms of untimed calls. PyTorch and onnxruntime
+are used when installed, with their default settings (all cores). Nothing here
+is a test: no time is asserted.
 """
 
 from __future__ import annotations
@@ -146,10 +147,11 @@ def settle() -> None:
         before = now
 
 
-def warm_up(fn: Fn, seconds: float = 0.005) -> None:
-    """Untimed calls for a few ms: after an idle pause the cores wake and ramp
-    up, and the first calls of anything run 2-5x slower for ~5 ms here (a
-    100000x3x3 triu, a 16 MiB x.copy()), which is not the per-call cost."""
+def warm_up(fn: Fn, seconds: float = 0.02) -> None:
+    """Untimed calls for 20 ms: after an idle pause the cores wake and ramp
+    up, and the first calls of anything run 2-5x slower for 5-8 ms here (a
+    100000x3x3 triu, a 16 MiB x.copy() or np.copyto), which is not the
+    per-call cost."""
     end = time.perf_counter() + seconds
     fn()
     while time.perf_counter() < end:
