@@ -3,9 +3,10 @@
 On Linux a fresh result of 4-256 MiB is allocated by trilu's numpy memory
 handler, which keeps the block of the last such result freed and hands it to
 the next result of the same size, stale bytes and all (from 64 MiB, after
-madvise(MADV_FREE), which may leave some pages stale and others zero). Whatever was there
-before, the result must be numpy's to the bit; a result still referenced is
-never reused; the handler is only ever attached to trilu's own results.
+madvise(MADV_FREE), which may leave some pages stale and others zero).
+Whatever was there before, the result must be numpy's to the bit; a result
+still referenced is never reused; the handler is only ever attached to
+trilu's own results.
 """
 
 from __future__ import annotations
