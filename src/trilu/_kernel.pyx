@@ -343,7 +343,8 @@ cdef void rows_chunk(elem_t *tag, const Chunk *c) noexcept nogil:
 
 cdef void contiguous_chunk(const Chunk *c) noexcept nogil:
     """The same for contiguous rows: a memset, a memcpy and a memset each, in
-    address order (stores that jump back defeat the hardware's streaming).
+    address order (stores that jump back defeat the hardware's streaming);
+    for large results, one pass of streaming stores each (_stream.h).
     The job's fields are held in locals: the compiler cannot assume that the
     calls leave *job alone, and would reload them every row."""
     cdef const Job *job = c.job
@@ -774,6 +775,7 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
     if job.method == MASKED:
         queue.units = nb
         queue.grain = max(1, GRAIN_BYTES // job.matrix_bytes)
+        # whole blocks, so each grain starts as aligned as the first
         queue.grain = max(job.block, queue.grain // job.block * job.block)
     else:
         queue.units = nb * job.rows
