@@ -423,7 +423,9 @@ def test_distributed_local_cluster_with_processes() -> None:
         n_workers=2,
         processes=True,
         threads_per_worker=1,
-        dashboard_address=None,
+        # None still serves the scheduler's HTTP routes on 8787, which two
+        # test runs at once then fight over: ":0" takes any free port.
+        dashboard_address=":0",
         worker_dashboard_address=None,
     )
     with cluster, distributed.Client(cluster) as client:
