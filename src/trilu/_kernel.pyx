@@ -373,20 +373,17 @@ cdef void contiguous_chunk(const Chunk *c) noexcept nogil:
             kept_cols(upper, k, cols, i, &lo, &hi)
             lo *= w                # in bytes from here
             hi *= w
-            if stream:
-                if zero:
-                    trilu_stream_row(d, s, lo, hi, n)
-                elif hi > lo:      # fresh zeroed pages: the kept part only
-                    trilu_stream_row(d + lo, s + lo, 0, hi - lo, hi - lo)
-                s += src_row
-                d += dst_row
-                continue
-            if zero and lo > 0:
-                memset(d, 0, lo)
-            if copy and hi > lo:
-                memcpy(d + lo, s + lo, hi - lo)
-            if zero and hi < n:
-                memset(d + hi, 0, n - hi)
+            if not stream:
+                if zero and lo > 0:
+                    memset(d, 0, lo)
+                if copy and hi > lo:
+                    memcpy(d + lo, s + lo, hi - lo)
+                if zero and hi < n:
+                    memset(d + hi, 0, n - hi)
+            elif zero:
+                trilu_stream_row(d, s, lo, hi, n)
+            elif hi > lo:          # fresh zeroed pages: the kept part only
+                trilu_stream_row(d + lo, s + lo, 0, hi - lo, hi - lo)
             s += src_row
             d += dst_row
         unit += stop - first
@@ -774,9 +771,9 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
     queue.nthreads = <int>max(1, min(_num_threads, work // PARALLEL_MIN_BYTES))
     if job.method == MASKED:
         queue.units = nb
-        queue.grain = max(1, GRAIN_BYTES // job.matrix_bytes)
         # whole blocks, so each grain starts as aligned as the first
-        queue.grain = max(job.block, queue.grain // job.block * job.block)
+        queue.grain = max(job.block, GRAIN_BYTES // job.matrix_bytes
+                          // job.block * job.block)
     else:
         queue.units = nb * job.rows
         queue.grain = max(1, GRAIN_BYTES // (job.cols * job.width))
