@@ -26,6 +26,7 @@ from _cases import (
     make,
     need,
     numpy_oracle,
+    run_python,
     snapshot,
     swapped,
 )
@@ -147,6 +148,37 @@ def test_many_tiny_matrices(dtype: np.dtype, name: str, rng) -> None:
     for k in (0, 1, -1, 3):
         for upper in (True, False):
             check(x, k, upper)
+
+
+@pytest.mark.parametrize("value", ["0", None], ids=["TRILU_AVX2=0", "default"])
+def test_mask_loops(value: str | None) -> None:
+    """Both loops of the keep-mask AND (AVX2, where the CPU has it, and the
+    portable one) give numpy's bytes: widths, flat and strided batches, and
+    matrices whose bytes are no multiple of 32 or 8."""
+    code = """
+        import numpy as np
+        import trilu
+        from trilu import _kernel
+        rng = np.random.default_rng(7)
+        for dt in ("bool", "int16", "float32", "float64", "complex128", "V5"):
+            for shape in [(3000, 3, 3), (500, 2, 7), (64, 4, 5)]:
+                if dt == "bool":
+                    x = rng.random(shape) < 0.5
+                else:
+                    size = (*shape[:-1], shape[-1] * np.dtype(dt).itemsize)
+                    x = rng.integers(0, 256, size, dtype=np.uint8).view(dt)
+                for v in (x, x[::2], x[:, ::-1]):
+                    for k in (-1, 0, 1, 3):
+                        assert trilu.triu(v, k).tobytes() == np.triu(v, k).tobytes()
+                        assert trilu.tril(v, k).tobytes() == np.tril(v, k).tobytes()
+        print(_kernel._mask_loop())
+    """
+    proc = run_python(code, TRILU_AVX2=value)
+    assert proc.returncode == 0, proc.stderr
+    if value == "0":
+        assert proc.stdout.strip() == "portable"
+    else:
+        assert proc.stdout.strip() in ("avx2", "portable")
 
 
 BIG_SHAPES = {

@@ -66,6 +66,12 @@ cdef extern from "_stream.h" nogil:
     void trilu_stream_fence()
 
 
+cdef extern from "_mask.h" nogil:
+    enum: TRILU_MASK_AVX2      # 0 where the AVX2 loop is not built
+    void trilu_and_avx2(char *d, const char *s, const char *mask, size_t n)
+    int trilu_avx2_usable()
+
+
 cdef extern from "_threads.h" nogil:
     ctypedef void (*trilu_task_fn)(void *) noexcept nogil
     enum: TRILU_MAX_THREADS    # 64
@@ -90,6 +96,15 @@ trilu_pool_init()
 cdef object _recycler = None
 if os.environ.get("TRILU_RECYCLE", "").strip() != "0":
     _recycler = trilu_recycler_capsule(_numpy_hugepages())
+# The keep-mask AND runs 32 bytes at a time where the CPU has AVX2, unless the
+# environment says TRILU_AVX2=0 at import (which tests the portable loop).
+cdef bint _and_avx2 = (TRILU_MASK_AVX2 and trilu_avx2_usable()
+                       and os.environ.get("TRILU_AVX2", "").strip() != "0")
+
+
+def _mask_loop():
+    """Which loop ANDs the keep-mask: "avx2" or "portable"."""
+    return "avx2" if _and_avx2 else "portable"
 
 
 # --- element types ---------------------------------------------------------
@@ -397,9 +412,13 @@ cdef void contiguous_chunk(const Chunk *c) noexcept nogil:
 
 cdef inline void and_mask(word_t *tag, const char *s, char *d,
                           const char *mask, Py_ssize_t nbytes) noexcept nogil:
-    """d = s & mask over nbytes: branchless, keeps NaN payloads and -0.0."""
+    """d = s & mask over nbytes: branchless, keeps NaN payloads and -0.0.
+    Word by word here (SSE2 once vectorized), or with AVX2 (_mask.h)."""
     cdef Py_ssize_t t, n = nbytes // <Py_ssize_t>sizeof(word_t)
     cdef word_t v, m
+    if _and_avx2:
+        trilu_and_avx2(d, s, mask, nbytes)
+        return
     for t in range(n):
         memcpy(&v, s + t * sizeof(word_t), sizeof(word_t))
         memcpy(&m, mask + t * sizeof(word_t), sizeof(word_t))
