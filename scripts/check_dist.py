@@ -223,6 +223,7 @@ def check_sdist(sdist: Path, source: Path, test_sources: list[str]) -> list[str]
         "MANIFEST.in",
         "src/trilu/_kernel.pyx",
         "src/trilu/_kernel.pyi",
+        "src/trilu/_mask.h",
         "src/trilu/_recycle.h",
         "src/trilu/_stream.h",
         "src/trilu/_threads.h",
