@@ -153,8 +153,9 @@ def test_many_tiny_matrices(dtype: np.dtype, name: str, rng) -> None:
 @pytest.mark.parametrize("value", ["0", None], ids=["TRILU_AVX2=0", "default"])
 def test_mask_loops(value: str | None) -> None:
     """Both loops of the keep-mask AND (AVX2, where the CPU has it, and the
-    portable one) give numpy's bytes: widths, flat and strided batches, and
-    matrices whose bytes are no multiple of 32 or 8."""
+    portable one) give numpy's bytes, fresh, into out= and in place: widths,
+    flat and strided batches, and matrices whose bytes are no multiple of 32
+    or 8."""
     code = """
         import numpy as np
         import trilu
@@ -169,8 +170,13 @@ def test_mask_loops(value: str | None) -> None:
                     x = rng.integers(0, 256, size, dtype=np.uint8).view(dt)
                 for v in (x, x[::2], x[:, ::-1]):
                     for k in (-1, 0, 1, 3):
-                        assert trilu.triu(v, k).tobytes() == np.triu(v, k).tobytes()
-                        assert trilu.tril(v, k).tobytes() == np.tril(v, k).tobytes()
+                        for ours, theirs in ((trilu.triu, np.triu), (trilu.tril, np.tril)):
+                            want = theirs(v, k).tobytes()
+                            assert ours(v, k).tobytes() == want
+                            out = np.empty_like(v)
+                            assert ours(v, k, out=out).tobytes() == want
+                            y = v.copy()
+                            assert ours(y, k, out=y).tobytes() == want
         print(_kernel._mask_loop())
     """
     proc = run_python(code, TRILU_AVX2=value)
