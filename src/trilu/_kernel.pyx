@@ -67,9 +67,8 @@ cdef extern from "_stream.h" nogil:
 
 
 cdef extern from "_mask.h" nogil:
-    enum: TRILU_MASK_AVX2      # 0 where the AVX2 loop is not built
     void trilu_and_avx2(char *d, const char *s, const char *mask, size_t n)
-    int trilu_avx2_usable()
+    int trilu_avx2_usable()    # 0 where the AVX2 loop is not built
 
 
 cdef extern from "_threads.h" nogil:
@@ -98,7 +97,7 @@ if os.environ.get("TRILU_RECYCLE", "").strip() != "0":
     _recycler = trilu_recycler_capsule(_numpy_hugepages())
 # The keep-mask AND runs 32 bytes at a time where the CPU has AVX2, unless the
 # environment says TRILU_AVX2=0 at import (which tests the portable loop).
-cdef bint _and_avx2 = (TRILU_MASK_AVX2 and trilu_avx2_usable()
+cdef bint _and_avx2 = (trilu_avx2_usable()
                        and os.environ.get("TRILU_AVX2", "").strip() != "0")
 
 

@@ -9,7 +9,7 @@
  * one function is compiled for AVX2 and chosen at import when the CPU and
  * the OS support it, with GCC and Clang on x86-64; TRILU_AVX2=0 in the
  * environment keeps the portable loop. Elsewhere (MSVC, arm64)
- * TRILU_MASK_AVX2 is 0 and the portable loop always runs.
+ * trilu_avx2_usable is 0 and the portable loop always runs.
  */
 #ifndef TRILU_MASK_H
 #define TRILU_MASK_H
@@ -19,7 +19,6 @@
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) \
     && !defined(_MSC_VER)
-#define TRILU_MASK_AVX2 1
 #include <immintrin.h>
 
 /* d = s & mask over n bytes. */
@@ -52,8 +51,6 @@ static int trilu_avx2_usable(void)
 }
 
 #else
-#define TRILU_MASK_AVX2 0
-
 static void trilu_and_avx2(char *d, const char *s, const char *mask, size_t n)
 {
     (void)d; (void)s; (void)mask; (void)n;   /* never called */
