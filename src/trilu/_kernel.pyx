@@ -42,6 +42,7 @@ cdef extern from "_recycle.h":
     enum: TRILU_CALLOC_MIN     # 32 MiB
     bint trilu_spare_fits(size_t size) nogil
     object trilu_recycler_capsule(int hugepages)
+    object trilu_zero_pages_capsule()
 
 
 cdef extern from *:
@@ -92,9 +93,13 @@ def _numpy_hugepages():
 trilu_pool_init()
 # The memory handler of large results: None where recycling is not built, or
 # when the environment says TRILU_RECYCLE=0 (read once, at import).
+# Mostly zero results come from a second handler, whose calloc maps 4 KiB
+# pages: a huge page would be zeroed whole at the first kept byte written.
 cdef object _recycler = None
+cdef object _zero_pages = None
 if os.environ.get("TRILU_RECYCLE", "").strip() != "0":
     _recycler = trilu_recycler_capsule(_numpy_hugepages())
+    _zero_pages = trilu_zero_pages_capsule()
 # The keep-mask AND runs 32 bytes at a time where the CPU has AVX2, unless the
 # environment says TRILU_AVX2=0 at import (which tests the portable loop).
 cdef bint _and_avx2 = (trilu_avx2_usable()
@@ -123,22 +128,20 @@ ctypedef fused elem_t:         # one element, moved whole
     u128
     any_width
 
-ctypedef fused word_t:         # a machine word, for the branchless keep-mask
-    uint8_t
-    uint16_t
-    uint32_t
-    uint64_t
 
-
-# --- tuning (bytes; measured with bench/, see README) ------------------------
+# --- tuning (bytes; the mechanism beside each, the measurements in bench/) ----
 
 cdef enum:
-    # Matrices with rows shorter than this, and small enough for the mask to
-    # stay in L1, are done whole by ANDing a keep-mask: no per-row calls.
+    # A row shorter than this costs more in calls (a memset and a memcpy, ~5-10
+    # ns) than in bytes moved: the diagonal band of such rows is ANDed with a
+    # keep-mask in one pass instead, when the mask fits in L1 beside the rows
+    # streaming through (32 KiB, the smallest L1D of the targets).
     MASK_ROW_BYTES = 256
-    MASK_MATRIX_BYTES = 32768
-    # The mask covers a block of consecutive matrices this long, so batches of
-    # 3x3 matrices run as one long vectorizable loop.
+    MASK_MAX_BYTES = 32768
+    # A matrix this small is ANDed whole, a block of MASK_BLOCK_BYTES of
+    # consecutive matrices per pass: its bands would cost three calls (~20 ns,
+    # the time to move ~1 KiB from L2) where one pass over it costs less.
+    TINY_MATRIX_BYTES = 1024
     MASK_BLOCK_BYTES = 4096
     # Each thread gets at least this many bytes to move (written + read): below
     # ~1 MiB of work one thread beats two, waking a pooled worker included.
@@ -159,13 +162,36 @@ cdef enum:
     STREAM_MIN_BYTES = 1 << 25
     # Below this the GIL is kept: releasing it costs more than the work.
     NOGIL_MIN_BYTES = 1 << 14
+    # Fresh zero pages need an allocation of their own from the OS, which glibc
+    # makes from its mmap threshold (128 KiB by default); below it calloc is a
+    # malloc and a memset of the whole block.
+    ZERO_PAGES_MIN = 1 << 17
+    # A page first written costs a fault in which the OS zeroes it: 4-6 times
+    # a memset of a page already mapped (5.6x measured, 64 MiB of 4 KiB pages).
+    # So fresh zero pages beat rewriting a block only where the zeros to write
+    # outweigh this many times the kept bytes, whose pages fault.
+    FAULT_COST = 4
     MAX_BATCH_DIMS = 64        # NPY_MAXDIMS of numpy 2 (numpy 1 has 32)
 
 
-cdef enum Method:
-    ROWS            # contiguous rows: memset + memcpy per row
+cdef enum Method:              # how the diagonal band is written
+    ROWS            # contiguous elements: memset + memcpy per row
     STRIDED         # any strides: element by element
-    MASKED          # contiguous small matrices: dst = src & keep-mask
+    BAND_MASK       # contiguous short rows: dst = src & keep-mask of the band
+    MATRICES        # tiny contiguous matrices, whole: dst = src & keep-mask
+
+cdef enum Part:                # what a run of rows holds
+    DIAGONAL        # the diagonal crosses each row
+    KEPT            # every element kept
+    ZEROED          # every element zeroed
+
+cdef enum Allocation:          # where a fresh result's memory comes from
+    MALLOC          # numpy's allocator; every byte written
+    RECYCLED        # the recycling handler: the spare block of a freed result
+                    # of this size if there is one; every byte written
+    CALLOC          # fresh pages, huge pages where numpy advises them; the
+                    # zeroed bands never written
+    ZERO_PAGES      # fresh 4 KiB zero pages, only the kept part's touched
 
 
 cdef struct Job:
@@ -175,24 +201,30 @@ cdef struct Job:
     Py_ssize_t src_row, src_col, dst_row, dst_col
     bint upper
     bint copy_kept             # False in place: the kept part is already there
-    bint zero_rest             # False into fresh zeroed pages
-    bint stream                # write with streaming stores (ROWS, flat MASKED)
+    bint zero_rest             # False into fresh zero pages
+    bint stream                # write with streaming stores (not in place)
     Method method
+    # The bands of every matrix: rows [0, lead) and [trail, rows) are wholly
+    # kept or wholly zeroed, the diagonal crosses rows [lead, trail).
+    Py_ssize_t lead, trail
+    bint lead_kept             # the leading band is kept (upper) or zeroed
+    bint bulk_src              # src rows laid out as dst's, contiguous: kept
+                               # rows are one memcpy
+    bint bulk_dst              # dst rows contiguous: zeroed rows are one memset
     # batch dimensions, size-1 dims dropped and mergeable dims merged
     int ndim
     Py_ssize_t shape[MAX_BATCH_DIMS]
     Py_ssize_t src_step[MAX_BATCH_DIMS]
     Py_ssize_t dst_step[MAX_BATCH_DIMS]
-    # MASKED only: keep-mask bytes for `block` consecutive matrices
+    # BAND_MASK: the band's keep-mask; MATRICES: `block` matrices' keep-mask
     const char *mask
     Py_ssize_t matrix_bytes, block
-    bint flat                  # the whole batch is one contiguous run
-    int word
+    bint flat                  # MATRICES: the whole batch is one contiguous run
 
 
 cdef struct Chunk:             # a run of work: units [start, stop)
     const Job *job
-    Py_ssize_t start, stop     # matrices (MASKED) or rows of the flat batch
+    Py_ssize_t start, stop     # matrices (MATRICES) or rows of the flat batch
 
 
 cdef struct Queue:             # the work of a threaded call, claimed in grains
@@ -254,7 +286,7 @@ cdef inline void batch_next(const Job *job, Py_ssize_t *idx,
         d -= 1
 
 
-# --- rows ----------------------------------------------------------------------
+# --- what each row keeps ----------------------------------------------------------
 
 cdef inline void kept_cols(bint upper, Py_ssize_t k, Py_ssize_t cols,
                            Py_ssize_t i, Py_ssize_t *lo,
@@ -268,9 +300,14 @@ cdef inline void kept_cols(bint upper, Py_ssize_t k, Py_ssize_t cols,
         hi[0] = min(max(i + k + 1, 0), cols)
 
 
-cdef inline void kept_range(const Job *job, Py_ssize_t i, Py_ssize_t *lo,
-                            Py_ssize_t *hi) noexcept nogil:
-    kept_cols(job.upper, job.k, job.cols, i, lo, hi)
+cdef inline void row_span(const Job *job, Part part, Py_ssize_t i,
+                          Py_ssize_t *lo, Py_ssize_t *hi) noexcept nogil:
+    """Columns [lo, hi) that row i of a run of this part keeps."""
+    if part == DIAGONAL:
+        kept_cols(job.upper, job.k, job.cols, i, lo, hi)
+    else:
+        lo[0] = 0
+        hi[0] = job.cols if part == KEPT else 0
 
 
 cdef Py_ssize_t kept_upper(Py_ssize_t r, Py_ssize_t cols,
@@ -283,19 +320,31 @@ cdef Py_ssize_t kept_upper(Py_ssize_t r, Py_ssize_t cols,
     return full * cols + n * (cols - k) - (full + stop - 1) * n // 2
 
 
-cdef Py_ssize_t row_cost(const Job *job, Py_ssize_t r) noexcept nogil:
-    """Elements moved by rows [0, r) of a matrix: written, plus kept ones read."""
-    cdef Py_ssize_t kept, size = r * job.cols
-    if job.upper:
-        kept = kept_upper(r, job.cols, job.k)
-    else:
-        kept = size - kept_upper(r, job.cols, job.k + 1)
-    if not job.copy_kept:
-        return size - kept         # in place: only the zeroed part is written
-    if not job.zero_rest:
-        return size + 2 * kept     # zeroed pages: all faulted in, the kept part copied
-    return size + kept
+cdef Py_ssize_t kept_in(bint upper, Py_ssize_t k, Py_ssize_t r,
+                        Py_ssize_t cols) noexcept nogil:
+    """How many elements rows [0, r) of a matrix keep."""
+    if upper:
+        return kept_upper(r, cols, k)
+    return r * cols - kept_upper(r, cols, k + 1)
 
+
+cdef Py_ssize_t row_cost(const Job *job, Py_ssize_t r) noexcept nogil:
+    """Elements moved by rows [0, r) of a matrix: written, plus kept ones read.
+    Wholly zeroed rows cost nothing into zero pages, kept ones nothing in place."""
+    cdef Py_ssize_t lead = min(r, job.lead), trail = max(0, r - job.trail)
+    cdef Py_ssize_t diag = min(r, job.trail)
+    cdef Py_ssize_t kept = job.cols * (lead if job.lead_kept else trail)
+    cdef Py_ssize_t zeroed
+    if diag > job.lead:
+        kept += (kept_in(job.upper, job.k, diag, job.cols)
+                 - kept_in(job.upper, job.k, job.lead, job.cols))
+    zeroed = r * job.cols - kept
+    if not job.zero_rest:
+        zeroed -= job.cols * (trail if job.lead_kept else lead)
+    return zeroed + (2 * kept if job.copy_kept else 0)
+
+
+# --- runs of rows -----------------------------------------------------------------
 
 cdef inline void zero_run(elem_t *tag, char *d, Py_ssize_t ds, Py_ssize_t w,
                           Py_ssize_t count) noexcept nogil:
@@ -315,118 +364,173 @@ cdef inline void zero_run(elem_t *tag, char *d, Py_ssize_t ds, Py_ssize_t w,
             memcpy(d + j * ds, &zero, sizeof(elem_t))
 
 
-cdef inline void row_strided(elem_t *tag, const char *s, char *d,
-                             Py_ssize_t ss, Py_ssize_t ds, Py_ssize_t w,
-                             Py_ssize_t n, Py_ssize_t lo, Py_ssize_t hi,
-                             const Job *job) noexcept nogil:
-    """Zero [0, lo), copy [lo, hi), zero [hi, n): elements of any strides, in
-    address order (stores that jump back defeat the hardware's streaming)."""
-    cdef Py_ssize_t j
-    cdef elem_t v
-    if job.zero_rest:
-        zero_run(tag, d, ds, w, lo)
-    if job.copy_kept:
-        if elem_t is any_width:
-            for j in range(lo, hi):
-                memcpy(d + j * ds, s + j * ss, w)
-        else:
-            for j in range(lo, hi):
-                memcpy(&v, s + j * ss, sizeof(elem_t))
-                memcpy(d + j * ds, &v, sizeof(elem_t))
-    if job.zero_rest:
-        zero_run(tag, d + hi * ds, ds, w, n - hi)
-
-
-cdef void rows_chunk(elem_t *tag, const Chunk *c) noexcept nogil:
-    """Rows [start, stop) of the flattened (batch, row) index, any strides."""
-    cdef const Job *job = c.job
-    cdef Py_ssize_t idx[MAX_BATCH_DIMS]
-    cdef Py_ssize_t so, do, _, lo, hi
-    cdef Py_ssize_t i = c.start % job.rows
-    batch_seek(job, c.start // job.rows, idx, &so, &do)
-    for _ in range(c.start, c.stop):
-        kept_range(job, i, &lo, &hi)
-        row_strided(tag, job.src + so + i * job.src_row,
-                    job.dst + do + i * job.dst_row, job.src_col, job.dst_col,
-                    job.width, job.cols, lo, hi, job)
-        i += 1
-        if i == job.rows:
-            i = 0
-            batch_next(job, idx, &so, &do)
-
-
-cdef void contiguous_chunk(const Chunk *c) noexcept nogil:
-    """The same for contiguous rows: a memset, a memcpy and a memset each, in
-    address order (stores that jump back defeat the hardware's streaming);
-    for large results, one pass of streaming stores each (_stream.h).
-    The job's fields are held in locals: the compiler cannot assume that the
-    calls leave *job alone, and would reload them every row."""
-    cdef const Job *job = c.job
-    cdef Py_ssize_t idx[MAX_BATCH_DIMS]
-    cdef Py_ssize_t so, do, i, first, stop, lo, hi, ahead, t
-    cdef Py_ssize_t rows = job.rows, cols = job.cols, w = job.width, k = job.k
-    cdef Py_ssize_t n = cols * w, src_row = job.src_row, dst_row = job.dst_row
-    cdef Py_ssize_t unit = c.start
-    cdef bint upper = job.upper, copy = job.copy_kept, zero = job.zero_rest
-    cdef bint stream = job.stream
+cdef void strided_rows(elem_t *tag, const Job *job, Py_ssize_t so,
+                       Py_ssize_t do, Py_ssize_t r0, Py_ssize_t r1,
+                       Part part) noexcept nogil:
+    """Rows [r0, r1) of a matrix, elements of any strides: zero [0, lo), copy
+    [lo, hi), zero [hi, cols), in address order (stores that jump back defeat
+    the hardware's streaming)."""
+    cdef Py_ssize_t i, j, lo, hi, w = job.width, n = job.cols
+    cdef Py_ssize_t ss = job.src_col, ds = job.dst_col
     cdef const char *s
     cdef char *d
-    first = unit % rows
+    cdef elem_t v
+    for i in range(r0, r1):
+        row_span(job, part, i, &lo, &hi)
+        s = job.src + so + i * job.src_row
+        d = job.dst + do + i * job.dst_row
+        if job.zero_rest:
+            zero_run(tag, d, ds, w, lo)
+        if job.copy_kept:
+            if elem_t is any_width:
+                for j in range(lo, hi):
+                    memcpy(d + j * ds, s + j * ss, w)
+            else:
+                for j in range(lo, hi):
+                    memcpy(&v, s + j * ss, sizeof(elem_t))
+                    memcpy(d + j * ds, &v, sizeof(elem_t))
+        if job.zero_rest:
+            zero_run(tag, d + hi * ds, ds, w, n - hi)
+
+
+cdef void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
+                          Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
+    """Rows [r0, r1) of a matrix, elements contiguous: a memset, a memcpy and a
+    memset each, in address order; for large results, one pass of streaming
+    stores each (_stream.h). The job's fields are held in locals: the compiler
+    cannot assume that the calls leave *job alone, and would reload them."""
+    cdef Py_ssize_t i, lo, hi, ahead, t, rows = job.rows, w = job.width
+    cdef Py_ssize_t n = job.cols * w, src_row = job.src_row, dst_row = job.dst_row
+    cdef bint copy = job.copy_kept, zero = job.zero_rest, stream = job.stream
+    cdef const char *s = job.src + so + r0 * src_row
+    cdef char *d = job.dst + do + r0 * dst_row
+    for i in range(r0, r1):
+        if copy and i + PREFETCH_ROWS < rows:
+            # the head of the kept part PREFETCH_ROWS rows on
+            row_span(job, part, i + PREFETCH_ROWS, &lo, &hi)
+            ahead = PREFETCH_ROWS * src_row + lo * w
+            for t in range(min(PREFETCH_LINES, (hi - lo) * w // 64)):
+                trilu_prefetch(s + ahead + 64 * t)
+        row_span(job, part, i, &lo, &hi)
+        lo *= w                    # in bytes from here
+        hi *= w
+        if not stream:
+            if zero and lo > 0:
+                memset(d, 0, lo)
+            if copy and hi > lo:
+                memcpy(d + lo, s + lo, hi - lo)
+            if zero and hi < n:
+                memset(d + hi, 0, n - hi)
+        elif zero:
+            trilu_stream_row(d, s, lo, hi, n)
+        elif hi > lo:              # fresh zero pages: the kept part only
+            trilu_stream_row(d + lo, s + lo, 0, hi - lo, hi - lo)
+        s += src_row
+        d += dst_row
+
+
+cdef void each_row(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
+                   Py_ssize_t r1, Part part) noexcept nogil:
+    """Rows [r0, r1) of a matrix one at a time, by the specialization for the
+    element width where they are strided."""
+    cdef Py_ssize_t w = job.width
+    if job.method != STRIDED:
+        contiguous_rows(job, so, do, r0, r1, part)
+    elif w == 8:
+        strided_rows(<uint64_t *>NULL, job, so, do, r0, r1, part)
+    elif w == 4:
+        strided_rows(<uint32_t *>NULL, job, so, do, r0, r1, part)
+    elif w == 2:
+        strided_rows(<uint16_t *>NULL, job, so, do, r0, r1, part)
+    elif w == 1:
+        strided_rows(<uint8_t *>NULL, job, so, do, r0, r1, part)
+    elif w == 16:
+        strided_rows(<u128 *>NULL, job, so, do, r0, r1, part)
+    else:
+        strided_rows(<any_width *>NULL, job, so, do, r0, r1, part)
+
+
+cdef void bulk(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
+               Py_ssize_t r1, bint kept) noexcept nogil:
+    """Rows [r0, r1) of a matrix, wholly kept or wholly zeroed: one memcpy or
+    memset where the rows are contiguous; nothing to write in place (kept) or
+    into zero pages (zeroed)."""
+    cdef Py_ssize_t n = (r1 - r0) * job.cols * job.width
+    cdef Py_ssize_t low = r0 if job.dst_row > 0 else r1 - 1  # the run's first
+    cdef char *d = job.dst + do + low * job.dst_row
+    cdef const char *s = job.src + so + low * job.src_row
+    if kept and not job.copy_kept or not kept and not job.zero_rest:
+        return
+    if not (job.bulk_src if kept else job.bulk_dst):
+        each_row(job, so, do, r0, r1, KEPT if kept else ZEROED)
+    elif job.stream:
+        trilu_stream_row(d, s, 0, n if kept else 0, n)
+    elif kept:
+        memcpy(d, s, n)
+    else:
+        memset(d, 0, n)
+
+
+cdef inline void and_bytes(char *d, const char *s, const char *mask,
+                           Py_ssize_t n) noexcept nogil:
+    """d = s & mask over n bytes: branchless, keeps NaN payloads and -0.0.
+    Word by word here (SSE2 once vectorized), or with AVX2 (_mask.h)."""
+    cdef Py_ssize_t t, words = n // 8
+    cdef uint64_t v, m
+    if _and_avx2:
+        trilu_and_avx2(d, s, mask, n)
+        return
+    for t in range(words):
+        memcpy(&v, s + 8 * t, 8)
+        memcpy(&m, mask + 8 * t, 8)
+        v = v & m
+        memcpy(d + 8 * t, &v, 8)
+    for t in range(8 * words, n):
+        d[t] = s[t] & mask[t]
+
+
+cdef void diagonal(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
+                   Py_ssize_t r1) noexcept nogil:
+    """Rows [r0, r1) of a matrix's diagonal band."""
+    cdef Py_ssize_t row = job.cols * job.width
+    cdef const char *mask = job.mask + (r0 - job.lead) * row
+    if job.method != BAND_MASK:
+        each_row(job, so, do, r0, r1, DIAGONAL)
+    elif job.stream:
+        trilu_stream_and(job.dst + do + r0 * row, job.src + so + r0 * row, mask,
+                         (r1 - r0) * row)
+    else:
+        and_bytes(job.dst + do + r0 * row, job.src + so + r0 * row, mask,
+                  (r1 - r0) * row)
+
+
+cdef void bands_chunk(const Chunk *c) noexcept nogil:
+    """Rows [start, stop) of the flattened (batch, row) index, band by band:
+    the wholly kept and wholly zeroed rows of each matrix in bulk, the rows
+    the diagonal crosses by the job's method."""
+    cdef const Job *job = c.job
+    cdef Py_ssize_t idx[MAX_BATCH_DIMS]
+    cdef Py_ssize_t so, do, stop, unit = c.start
+    cdef Py_ssize_t rows = job.rows, lead = job.lead, trail = job.trail
+    cdef Py_ssize_t first = unit % rows
     batch_seek(job, unit // rows, idx, &so, &do)
     while unit < c.stop:
         stop = min(rows, first + c.stop - unit)
-        s = job.src + so + first * src_row
-        d = job.dst + do + first * dst_row
-        for i in range(first, stop):
-            if copy and i + PREFETCH_ROWS < rows:
-                # the head of the kept part PREFETCH_ROWS rows on
-                kept_cols(upper, k, cols, i + PREFETCH_ROWS, &lo, &hi)
-                ahead = PREFETCH_ROWS * src_row + lo * w
-                for t in range(min(PREFETCH_LINES, (hi - lo) * w // 64)):
-                    trilu_prefetch(s + ahead + 64 * t)
-            kept_cols(upper, k, cols, i, &lo, &hi)
-            lo *= w                # in bytes from here
-            hi *= w
-            if not stream:
-                if zero and lo > 0:
-                    memset(d, 0, lo)
-                if copy and hi > lo:
-                    memcpy(d + lo, s + lo, hi - lo)
-                if zero and hi < n:
-                    memset(d + hi, 0, n - hi)
-            elif zero:
-                trilu_stream_row(d, s, lo, hi, n)
-            elif hi > lo:          # fresh zeroed pages: the kept part only
-                trilu_stream_row(d + lo, s + lo, 0, hi - lo, hi - lo)
-            s += src_row
-            d += dst_row
+        if first < lead:
+            bulk(job, so, do, first, min(stop, lead), job.lead_kept)
+        if max(first, lead) < min(stop, trail):
+            diagonal(job, so, do, max(first, lead), min(stop, trail))
+        if max(first, trail) < stop:
+            bulk(job, so, do, max(first, trail), stop, not job.lead_kept)
         unit += stop - first
         first = 0
         batch_next(job, idx, &so, &do)
-    if stream:
+    if job.stream:
         trilu_stream_fence()
 
 
-# --- whole small matrices --------------------------------------------------------
-
-cdef inline void and_mask(word_t *tag, const char *s, char *d,
-                          const char *mask, Py_ssize_t nbytes) noexcept nogil:
-    """d = s & mask over nbytes: branchless, keeps NaN payloads and -0.0.
-    Word by word here (SSE2 once vectorized), or with AVX2 (_mask.h)."""
-    cdef Py_ssize_t t, n = nbytes // <Py_ssize_t>sizeof(word_t)
-    cdef word_t v, m
-    if _and_avx2:
-        trilu_and_avx2(d, s, mask, nbytes)
-        return
-    for t in range(n):
-        memcpy(&v, s + t * sizeof(word_t), sizeof(word_t))
-        memcpy(&m, mask + t * sizeof(word_t), sizeof(word_t))
-        v = v & m
-        memcpy(d + t * sizeof(word_t), &v, sizeof(word_t))
-
-
-cdef void masked_chunk(word_t *tag, const Chunk *c) noexcept nogil:
-    """Matrices [start, stop), each contiguous, ANDed with the keep-mask."""
+cdef void matrices_chunk(const Chunk *c) noexcept nogil:
+    """Matrices [start, stop), each contiguous, ANDed whole with the keep-mask."""
     cdef const Job *job = c.job
     cdef Py_ssize_t idx[MAX_BATCH_DIMS]
     cdef Py_ssize_t so, do, _, count, left, size = job.matrix_bytes
@@ -439,7 +543,7 @@ cdef void masked_chunk(word_t *tag, const Chunk *c) noexcept nogil:
             if job.stream:
                 trilu_stream_and(job.dst + so, job.src + so, job.mask, count * size)
             else:
-                and_mask(tag, job.src + so, job.dst + so, job.mask, count * size)
+                and_bytes(job.dst + so, job.src + so, job.mask, count * size)
             so += count * size
             left -= count
         if job.stream:
@@ -447,39 +551,17 @@ cdef void masked_chunk(word_t *tag, const Chunk *c) noexcept nogil:
         return
     batch_seek(job, c.start, idx, &so, &do)
     for _ in range(c.start, c.stop):
-        and_mask(tag, job.src + so, job.dst + do, job.mask, size)
+        and_bytes(job.dst + do, job.src + so, job.mask, size)
         batch_next(job, idx, &so, &do)
 
 
-# --- dispatch ----------------------------------------------------------------------
+# --- threads -----------------------------------------------------------------------
 
 cdef void run_chunk(const Chunk *c) noexcept nogil:
-    """Pick the specialization for the element width; runs on any thread."""
-    cdef const Job *job = c.job
-    cdef Py_ssize_t w = job.width
-    if job.method == MASKED:
-        if job.word == 8:
-            masked_chunk(<uint64_t *>NULL, c)
-        elif job.word == 4:
-            masked_chunk(<uint32_t *>NULL, c)
-        elif job.word == 2:
-            masked_chunk(<uint16_t *>NULL, c)
-        else:
-            masked_chunk(<uint8_t *>NULL, c)
-    elif job.method == ROWS:
-        contiguous_chunk(c)
-    elif w == 8:
-        rows_chunk(<uint64_t *>NULL, c)
-    elif w == 4:
-        rows_chunk(<uint32_t *>NULL, c)
-    elif w == 2:
-        rows_chunk(<uint16_t *>NULL, c)
-    elif w == 1:
-        rows_chunk(<uint8_t *>NULL, c)
-    elif w == 16:
-        rows_chunk(<u128 *>NULL, c)
+    if c.job.method == MATRICES:
+        matrices_chunk(c)
     else:
-        rows_chunk(<any_width *>NULL, c)
+        bands_chunk(c)
 
 
 cdef void worker(void *arg) noexcept nogil:
@@ -501,11 +583,12 @@ cdef void worker(void *arg) noexcept nogil:
 
 
 cdef Py_ssize_t share_start(const Queue *q, int t) noexcept nogil:
-    """The first unit of thread t's share: shares cost alike, and a triangle's
-    rows do not (a row keeps anything from none to all of its elements)."""
+    """The first unit of thread t's share: shares cost alike, and rows do not
+    (a row keeps anything from none to all of its elements, and a bulk row
+    may need no writing at all)."""
     cdef const Job *job = q.job
     cdef Py_ssize_t per_matrix, target, b, lo, hi, mid
-    if job.method == MASKED:
+    if job.method == MATRICES:
         return q.units * t // q.nthreads
     per_matrix = row_cost(job, job.rows)
     if per_matrix == 0:
@@ -550,6 +633,8 @@ cdef void run(Queue *q) noexcept nogil:
     trilu_parallel(worker, args, q.nthreads)
 
 
+# --- planning ----------------------------------------------------------------------
+
 cdef Py_ssize_t gcd(Py_ssize_t a, Py_ssize_t b) noexcept nogil:
     while b:
         a, b = b, a % b
@@ -582,6 +667,164 @@ cdef void plan_batch(Job *job, cnp.ndarray src, cnp.ndarray dst) noexcept:
         job.dst_step[job.ndim] = ds
         job.ndim += 1
 
+
+cdef void plan_bands(Job *job) noexcept:
+    """The rows wholly kept, crossed by the diagonal, wholly zeroed. Where no
+    row is crossed, the matrices are one kind throughout: consecutive ones
+    whose rows continue one another merge into one, so a batch that is one
+    run of memory is one memcpy, one memset, or nothing."""
+    cdef bint whole
+    job.lead_kept = job.upper
+    if job.upper:              # row i keeps [i + k, cols)
+        job.lead = min(max(1 - job.k, 0), job.rows)
+        job.trail = min(max(job.cols - job.k, job.lead), job.rows)
+    else:                      # row i keeps [0, i + k + 1)
+        job.lead = min(max(-job.k, 0), job.rows)
+        job.trail = min(max(job.cols - job.k - 1, job.lead), job.rows)
+    if job.lead != job.trail or 0 < job.lead < job.rows:
+        return
+    whole = job.lead == job.rows   # every row in the leading band
+    while (job.ndim > 0
+           and job.src_step[job.ndim - 1] == job.rows * job.src_row
+           and job.dst_step[job.ndim - 1] == job.rows * job.dst_row):
+        job.rows *= job.shape[job.ndim - 1]
+        job.ndim -= 1
+    job.lead = job.trail = job.rows if whole else 0
+
+
+cdef Py_ssize_t plan(Job *job, cnp.ndarray src, cnp.ndarray dst, Py_ssize_t k,
+                     bint upper) noexcept:
+    """Fill the job for src -> dst (both non-empty): the walk, the bands, the
+    method; return the number of matrices."""
+    cdef int a, nd = cnp.PyArray_NDIM(src)
+    cdef Py_ssize_t nb = 1, row, lines
+    job.src = <const char *>cnp.PyArray_DATA(src)
+    job.dst = <char *>cnp.PyArray_DATA(dst)
+    job.width = cnp.PyArray_ITEMSIZE(src)
+    job.rows = cnp.PyArray_DIMS(src)[nd - 2]
+    job.cols = cnp.PyArray_DIMS(src)[nd - 1]
+    job.src_row = cnp.PyArray_STRIDES(src)[nd - 2]
+    job.src_col = cnp.PyArray_STRIDES(src)[nd - 1]
+    job.dst_row = cnp.PyArray_STRIDES(dst)[nd - 2]
+    job.dst_col = cnp.PyArray_STRIDES(dst)[nd - 1]
+    job.k = k
+    job.upper = upper
+    job.mask = NULL
+    # The stride of a length-1 axis is never used: make it the contiguous one.
+    if job.cols == 1:
+        job.src_col = job.dst_col = job.width
+    if job.rows == 1:
+        job.src_row = job.cols * job.src_col
+        job.dst_row = job.cols * job.dst_col
+    # Walk along whichever axis is closer to contiguous in dst (then in src):
+    # triu(x, k) is tril(x.T, -k).T, so a Fortran-order matrix needs no copy.
+    if (abs(job.dst_col) > abs(job.dst_row)
+            or (abs(job.dst_col) == abs(job.dst_row)
+                and abs(job.src_col) > abs(job.src_row))):
+        job.rows, job.cols = job.cols, job.rows
+        job.src_row, job.src_col = job.src_col, job.src_row
+        job.dst_row, job.dst_col = job.dst_col, job.dst_row
+        job.upper = not job.upper
+        job.k = -job.k
+
+    plan_batch(job, src, dst)
+    plan_bands(job)
+    for a in range(job.ndim):
+        nb *= job.shape[a]
+
+    row = job.cols * job.width
+    job.matrix_bytes = job.rows * row
+    job.bulk_dst = job.dst_col == job.width and abs(job.dst_row) == row
+    job.bulk_src = (job.bulk_dst and job.src_col == job.width
+                    and job.src_row == job.dst_row)
+    job.method = STRIDED
+    if job.src_col == job.width and job.dst_col == job.width:
+        job.method = ROWS
+        if (job.lead != job.trail and job.src_row == row
+                and job.dst_row == row and row < MASK_ROW_BYTES):
+            if nb >= 2 and job.matrix_bytes <= TINY_MATRIX_BYTES:
+                job.method = MATRICES
+            elif (job.trail - job.lead) * row <= MASK_MAX_BYTES:
+                job.method = BAND_MASK
+
+    job.flat = False
+    job.block = 1
+    if job.method == MATRICES:
+        job.flat = job.ndim == 0 or (
+            job.ndim == 1
+            and job.src_step[0] == job.matrix_bytes
+            and job.dst_step[0] == job.matrix_bytes)
+        if job.flat:
+            # A block of whole cache lines where the mask stays small, so
+            # each pass starts as aligned as the first (streaming wants that).
+            job.block = MASK_BLOCK_BYTES // job.matrix_bytes
+            lines = 64 // gcd(job.matrix_bytes, 64)
+            if job.block >= lines:
+                job.block = job.block // lines * lines
+            job.block = min(nb, max(1, job.block))
+    # Not in place: only the zeroed part is written there, and streaming it
+    # measured slower (2048x2048 float64 triu in a loop: 0.18 -> 0.37 ms).
+    job.stream = (TRILU_STREAM and job.copy_kept
+                  and cnp.PyArray_NBYTES(dst) >= STREAM_MIN_BYTES
+                  and job.method != STRIDED
+                  and (job.method != MATRICES
+                       or (job.flat and job.block * job.matrix_bytes % 64 == 0)))
+    return nb
+
+
+cdef Py_ssize_t mask_bytes(const Job *job) noexcept nogil:
+    """The size of the job's keep-mask: 0 where it needs none."""
+    if job.method == MATRICES:
+        return job.block * job.matrix_bytes
+    if job.method == BAND_MASK:
+        return (job.trail - job.lead) * job.cols * job.width
+    return 0
+
+
+cdef void build_mask(const Job *job, char *mask) noexcept nogil:
+    """0xFF over the bytes of kept elements, 0x00 elsewhere: the diagonal band
+    (BAND_MASK), or whole matrices `block` times (MATRICES)."""
+    cdef Py_ssize_t i, lo, hi, w = job.width, row = job.cols * job.width
+    cdef Py_ssize_t r0 = 0 if job.method == MATRICES else job.lead
+    cdef Py_ssize_t r1 = job.rows if job.method == MATRICES else job.trail
+    for i in range(r0, r1):
+        kept_cols(job.upper, job.k, job.cols, i, &lo, &hi)
+        memset(mask + (i - r0) * row, 0, row)
+        memset(mask + (i - r0) * row + lo * w, 0xFF, (hi - lo) * w)
+    for i in range(1, job.block):
+        memcpy(mask + i * job.matrix_bytes, mask, job.matrix_bytes)
+
+
+cdef Py_ssize_t work_bytes(const Job *job, Py_ssize_t nb) noexcept nogil:
+    """Bytes the job moves, written and read, with each row's fixed cost."""
+    if job.method == MATRICES:     # every element read and written
+        return 2 * nb * job.matrix_bytes
+    return nb * (row_cost(job, job.rows) * job.width
+                 + (job.trail - job.lead) * ROW_BYTES)
+
+
+cdef int thread_count(Py_ssize_t work, Py_ssize_t units) noexcept nogil:
+    return <int>max(1, min(_num_threads, work // PARALLEL_MIN_BYTES, units))
+
+
+cdef void run_job(Job *job, Py_ssize_t nb) noexcept nogil:
+    """Run a planned job whose mask, if any, is built: split into grains."""
+    cdef Queue queue
+    cdef Py_ssize_t work = work_bytes(job, nb)
+    queue.job = job
+    if job.method == MATRICES:
+        queue.units = nb
+        # whole blocks, so each grain starts as aligned as the first
+        queue.grain = max(job.block, GRAIN_BYTES // job.matrix_bytes
+                          // job.block * job.block)
+    else:
+        queue.units = nb * job.rows
+        queue.grain = max(1, GRAIN_BYTES // (job.cols * job.width))
+    queue.nthreads = thread_count(work, queue.units)
+    run(&queue)
+
+
+# --- arrays in, arrays out ---------------------------------------------------------
 
 cdef void extent(cnp.ndarray a, char **lo, char **hi) noexcept:
     """The bytes a spans: [lo, hi), whatever the signs of its strides."""
@@ -640,23 +883,59 @@ cdef Py_ssize_t clamp(object k, Py_ssize_t rows, Py_ssize_t cols) except? -1:
     return <Py_ssize_t>min(max(v, -rows), cols)
 
 
-cdef cnp.ndarray large_result(cnp.ndarray src, bint fortran, bint *zero_rest):
-    """A result of 4 MiB or more, from the recycling handler: the spare block
-    of a freed result of this size if there is one; else, from 32 MiB, fresh
-    pages from calloc, already zero (the zeroed part is then never written)."""
-    cdef object previous = None
-    cdef size_t nbytes = cnp.PyArray_NBYTES(src)
-    if _recycler is not None:
-        previous = PyDataMem_SetHandler(_recycler)
+cdef Allocation allocation(cnp.ndarray src, Py_ssize_t k, bint upper) noexcept:
+    """Where a fresh result for src comes from: chosen by the bytes each choice
+    makes the kernel write, and the faults it takes (README, Memory).
+
+    - Zero pages where the zeroed part outweighs FAULT_COST times the kept
+      part: only the kept part's pages are ever touched (and nothing at all
+      where nothing is kept).
+    - Otherwise, from 4 MiB, the spare block of a freed result of this size
+      when there is one: every byte is rewritten, without a fault.
+    - Otherwise fresh pages from calloc from 32 MiB, where malloc maps fresh
+      pages anyway (glibc's largest mmap threshold), and malloc below.
+    """
+    cdef int nd = cnp.PyArray_NDIM(src)
+    cdef Py_ssize_t rows = cnp.PyArray_DIMS(src)[nd - 2]
+    cdef Py_ssize_t cols = cnp.PyArray_DIMS(src)[nd - 1]
+    cdef Py_ssize_t size = cnp.PyArray_NBYTES(src), kept
+    if size < ZERO_PAGES_MIN:
+        return MALLOC
+    kept = (cnp.PyArray_SIZE(src) // (rows * cols) * kept_in(upper, k, rows, cols)
+            * cnp.PyArray_ITEMSIZE(src))
+    if size - kept >= FAULT_COST * kept:
+        return ZERO_PAGES
+    if size < <Py_ssize_t>TRILU_RECYCLE_MIN:
+        return MALLOC
+    if trilu_spare_fits(size) or size < <Py_ssize_t>TRILU_CALLOC_MIN:
+        return RECYCLED
+    return CALLOC
+
+
+cdef inline bint result_is_fortran(cnp.ndarray src) noexcept:
+    """A fresh result is in Fortran order where src is and is not also C's."""
+    return cnp.PyArray_IS_F_CONTIGUOUS(src) and not cnp.PyArray_IS_C_CONTIGUOUS(src)
+
+
+cdef cnp.ndarray new_result(cnp.ndarray src, Allocation how):
+    """A fresh array like src (Fortran order if src is), from `how`: results
+    of 4 MiB or more, and zero pages, from trilu's handlers (_recycle.h)."""
+    cdef object handler = None, previous = None
+    cdef bint fortran = result_is_fortran(src)
+    if how == ZERO_PAGES:
+        handler = _zero_pages
+    elif how != MALLOC:
+        handler = _recycler
+    if handler is not None:
+        previous = PyDataMem_SetHandler(handler)
     try:
-        zero_rest[0] = (nbytes < TRILU_CALLOC_MIN) or trilu_spare_fits(nbytes)
-        if zero_rest[0]:
-            return PyArray_NewLikeArray(
-                src, cnp.NPY_FORTRANORDER if fortran else cnp.NPY_CORDER, NULL, 0)
-        return np.zeros((<object>src).shape, (<object>src).dtype,
-                        order="F" if fortran else "C")
+        if how == ZERO_PAGES or how == CALLOC:
+            return np.zeros((<object>src).shape, (<object>src).dtype,
+                            order="F" if fortran else "C")
+        return PyArray_NewLikeArray(
+            src, cnp.NPY_FORTRANORDER if fortran else cnp.NPY_CORDER, NULL, 0)
     finally:
-        if _recycler is not None:
+        if handler is not None:
             PyDataMem_SetHandler(previous)
 
 
@@ -686,132 +965,76 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
     place: only the zeroed part is written) or does not overlap it.
     """
     cdef int nd = cnp.PyArray_NDIM(src)
+    cdef Py_ssize_t kk = clamp(k, cnp.PyArray_DIMS(src)[nd - 2],
+                               cnp.PyArray_DIMS(src)[nd - 1])
     cdef Job job
-    cdef Queue queue
-    cdef Py_ssize_t work, lines, nb = 1
-    cdef int a
-    cdef char *mask = NULL
-    cdef bint fortran
+    cdef Py_ssize_t nb, need
+    cdef Allocation how
+    cdef char small[MASK_BLOCK_BYTES]
+    cdef char *mask = small
 
     job.copy_kept = job.zero_rest = True
     if dst is None:
-        fortran = (cnp.PyArray_IS_F_CONTIGUOUS(src)
-                   and not cnp.PyArray_IS_C_CONTIGUOUS(src))
-        if cnp.PyArray_NBYTES(src) >= <Py_ssize_t>TRILU_RECYCLE_MIN:
-            dst = large_result(src, fortran, &job.zero_rest)
-        else:
-            dst = PyArray_NewLikeArray(
-                src, cnp.NPY_FORTRANORDER if fortran else cnp.NPY_CORDER, NULL, 0)
+        how = allocation(src, kk, upper)
+        job.zero_rest = how == MALLOC or how == RECYCLED
+        dst = new_result(src, how)
     else:
         job.copy_kept = not same_memory(src, dst)
-
-    job.src = <const char *>cnp.PyArray_DATA(src)
-    job.dst = <char *>cnp.PyArray_DATA(dst)
-    job.width = cnp.PyArray_ITEMSIZE(src)
-    job.rows = cnp.PyArray_DIMS(src)[nd - 2]
-    job.cols = cnp.PyArray_DIMS(src)[nd - 1]
-    job.src_row = cnp.PyArray_STRIDES(src)[nd - 2]
-    job.src_col = cnp.PyArray_STRIDES(src)[nd - 1]
-    job.dst_row = cnp.PyArray_STRIDES(dst)[nd - 2]
-    job.dst_col = cnp.PyArray_STRIDES(dst)[nd - 1]
-    job.k = clamp(k, job.rows, job.cols)
-    job.upper = upper
     if cnp.PyArray_SIZE(src) == 0:
         return dst
-    # The stride of a length-1 axis is never used: make it the contiguous one.
-    if job.cols == 1:
-        job.src_col = job.dst_col = job.width
-    if job.rows == 1:
-        job.src_row = job.cols * job.src_col
-        job.dst_row = job.cols * job.dst_col
-    # Walk along whichever axis is closer to contiguous in dst (then in src):
-    # triu(x, k) is tril(x.T, -k).T, so a Fortran-order matrix needs no copy.
-    if (abs(job.dst_col) > abs(job.dst_row)
-            or (abs(job.dst_col) == abs(job.dst_row)
-                and abs(job.src_col) > abs(job.src_row))):
-        job.rows, job.cols = job.cols, job.rows
-        job.src_row, job.src_col = job.src_col, job.src_row
-        job.dst_row, job.dst_col = job.dst_col, job.dst_row
-        job.upper = not job.upper
-        job.k = -job.k
-
-    plan_batch(&job, src, dst)
-    for a in range(job.ndim):
-        nb *= job.shape[a]
-
-    job.matrix_bytes = job.rows * job.cols * job.width
-    if job.src_col == job.width and job.dst_col == job.width:
-        job.method = ROWS
-        if (nb >= 4
-                and job.src_row == job.cols * job.width
-                and job.dst_row == job.cols * job.width
-                and job.cols * job.width < MASK_ROW_BYTES
-                and job.matrix_bytes <= MASK_MATRIX_BYTES):
-            job.method = MASKED
-    else:
-        job.method = STRIDED
-
-    if job.method == MASKED:
-        job.flat = job.ndim == 0 or (
-            job.ndim == 1
-            and job.src_step[0] == job.matrix_bytes
-            and job.dst_step[0] == job.matrix_bytes)
-        job.block = 1
-        if job.flat:
-            # A block of whole cache lines where the mask stays small, so
-            # each pass starts as aligned as the first (streaming wants that).
-            job.block = MASK_BLOCK_BYTES // job.matrix_bytes
-            lines = 64 // gcd(job.matrix_bytes, 64)
-            if job.block >= lines:
-                job.block = job.block // lines * lines
-            job.block = min(nb, max(1, job.block))
-        job.word = 8
-        while job.width % job.word:
-            job.word //= 2
-        mask = <char *>malloc(job.block * job.matrix_bytes)
+    nb = plan(&job, src, dst, kk, upper)
+    need = mask_bytes(&job)
+    if need > MASK_BLOCK_BYTES:
+        mask = <char *>malloc(need)
         if mask == NULL:
             raise MemoryError("trilu: cannot allocate the keep-mask")
+    if need:
         build_mask(&job, mask)
         job.mask = mask
-    # Not in place: only the zeroed part is written there, and streaming it
-    # measured slower (2048x2048 float64 triu in a loop: 0.18 -> 0.37 ms).
-    job.stream = (TRILU_STREAM and job.copy_kept
-                  and cnp.PyArray_NBYTES(dst) >= STREAM_MIN_BYTES
-                  and (job.method == ROWS
-                       or (job.method == MASKED and job.flat
-                           and job.block * job.matrix_bytes % 64 == 0)))
-
-    if job.method == MASKED:   # every element read and written
-        work = 2 * nb * job.matrix_bytes
-    else:
-        work = nb * (row_cost(&job, job.rows) * job.width + job.rows * ROW_BYTES)
-    queue.job = &job
-    queue.nthreads = <int>max(1, min(_num_threads, work // PARALLEL_MIN_BYTES))
-    if job.method == MASKED:
-        queue.units = nb
-        # whole blocks, so each grain starts as aligned as the first
-        queue.grain = max(job.block, GRAIN_BYTES // job.matrix_bytes
-                          // job.block * job.block)
-    else:
-        queue.units = nb * job.rows
-        queue.grain = max(1, GRAIN_BYTES // (job.cols * job.width))
-    queue.nthreads = <int>min(queue.nthreads, queue.units)
-    if work >= NOGIL_MIN_BYTES:
+    if work_bytes(&job, nb) >= NOGIL_MIN_BYTES:
         with nogil:
-            run(&queue)
+            run_job(&job, nb)
     else:
-        run(&queue)
-    free(mask)
+        run_job(&job, nb)
+    if mask != small:
+        free(mask)
     return dst
 
 
-cdef void build_mask(const Job *job, char *mask) noexcept:
-    """0xFF over the bytes of kept elements, 0x00 elsewhere, block times."""
-    cdef Py_ssize_t i, lo, hi, w = job.width
-    cdef Py_ssize_t row = job.cols * w
-    for i in range(job.rows):
-        kept_range(job, i, &lo, &hi)
-        memset(mask + i * row, 0, row)
-        memset(mask + i * row + lo * w, 0xFF, (hi - lo) * w)
-    for i in range(1, job.block):
-        memcpy(mask + i * job.matrix_bytes, mask, job.matrix_bytes)
+_METHODS = {ROWS: "rows", STRIDED: "strided", BAND_MASK: "band_mask",
+            MATRICES: "matrices"}
+_ALLOCATIONS = {MALLOC: "malloc", RECYCLED: "recycled", CALLOC: "calloc",
+                ZERO_PAGES: "zero_pages"}
+
+
+def explain(cnp.ndarray src not None, object k, bint upper, cnp.ndarray out=None):
+    """What ``fill(src, out, k, upper)`` would do, as a dict, for tests and the
+    bench: the method, the bands (after the walk is chosen and uniform
+    matrices merged), the threads, streaming, and for a fresh result the
+    allocation it would get now. Nothing is written or kept."""
+    cdef int nd = cnp.PyArray_NDIM(src)
+    cdef Py_ssize_t kk = clamp(k, cnp.PyArray_DIMS(src)[nd - 2],
+                               cnp.PyArray_DIMS(src)[nd - 1])
+    cdef Job job
+    cdef Py_ssize_t nb
+    cdef Allocation how = MALLOC
+    cdef dict info = {}
+    job.copy_kept = job.zero_rest = True
+    if out is None:
+        how = allocation(src, kk, upper)
+        job.zero_rest = how == MALLOC or how == RECYCLED
+        info["allocation"] = _ALLOCATIONS[how]
+        # strides like the fresh result's, for the plan (no memory touched)
+        out = np.empty_like(src, order="F" if result_is_fortran(src) else "C")
+    else:
+        job.copy_kept = not same_memory(src, out)
+    if cnp.PyArray_SIZE(src) == 0:
+        return info
+    nb = plan(&job, src, out, kk, upper)
+    info.update(
+        method=_METHODS[job.method], matrices=nb, rows=job.rows, cols=job.cols,
+        lead=job.lead, trail=job.trail, lead_kept=job.lead_kept,
+        bulk_src=job.bulk_src, bulk_dst=job.bulk_dst, stream=job.stream,
+        threads=thread_count(work_bytes(&job, nb),
+                             nb if job.method == MATRICES else nb * job.rows))
+    return info

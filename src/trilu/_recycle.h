@@ -62,12 +62,19 @@ static void trilu_spare_after_fork(void)
     __atomic_clear(&trilu_spare.lock, __ATOMIC_RELAXED);
 }
 
-/* What numpy's own allocator does for large blocks. */
-static void trilu_advise_hugepages(void *p, size_t size)
+/* What numpy's own allocator does for large blocks: MADV_HUGEPAGE, over the
+ * whole pages of the block; MADV_NOHUGEPAGE for the zero-pages handler. */
+static void trilu_advise(void *p, size_t size, int advice)
 {
     uintptr_t offset = 4096 - (uintptr_t)p % 4096;
-    if (trilu_spare.hugepages && size >= TRILU_HUGEPAGE_MIN)
-        madvise((char *)p + offset, size - offset, MADV_HUGEPAGE);
+    if (size >= TRILU_HUGEPAGE_MIN
+            && (advice != MADV_HUGEPAGE || trilu_spare.hugepages))
+        madvise((char *)p + offset, size - offset, advice);
+}
+
+static void trilu_advise_hugepages(void *p, size_t size)
+{
+    trilu_advise(p, size, MADV_HUGEPAGE);
 }
 
 /* The spare block has this size (the spin lock held). */
@@ -105,12 +112,14 @@ static void *trilu_malloc(void *ctx, size_t size)
     return p;
 }
 
+/* ctx is the madvise advice for the block: huge pages for a result written
+ * whole, none for a mostly zero one, whose kept bytes would otherwise fault
+ * in (and zero) 2 MiB at a time. */
 static void *trilu_calloc(void *ctx, size_t nelem, size_t elsize)
 {
     void *p = calloc(nelem, elsize);
-    (void)ctx;
     if (p != NULL)
-        trilu_advise_hugepages(p, nelem * elsize);
+        trilu_advise(p, nelem * elsize, *(const int *)ctx);
     return p;
 }
 
@@ -143,10 +152,23 @@ static void trilu_free(void *ctx, void *ptr, size_t size)
     free(old);
 }
 
+static const int trilu_huge_pages = MADV_HUGEPAGE;
+static const int trilu_small_pages = MADV_NOHUGEPAGE;
+
 static PyDataMem_Handler trilu_recycler = {
     "trilu_recycle",
     1,
-    {NULL, trilu_malloc, trilu_calloc, trilu_realloc, trilu_free},
+    {(void *)&trilu_huge_pages, trilu_malloc, trilu_calloc, trilu_realloc,
+     trilu_free},
+};
+
+/* The same handler, but its calloc maps 4 KiB pages: for mostly zero results,
+ * whose zeroed pages are never touched. */
+static PyDataMem_Handler trilu_zero_pages = {
+    "trilu_recycle",
+    1,
+    {(void *)&trilu_small_pages, trilu_malloc, trilu_calloc, trilu_realloc,
+     trilu_free},
 };
 
 /* The handler as numpy wants it (a "mem_handler" capsule), or None where
@@ -162,6 +184,12 @@ static PyObject *trilu_recycler_capsule(int hugepages)
     return PyCapsule_New(&trilu_recycler, "mem_handler", NULL);
 }
 
+/* The zero-pages handler's capsule (after trilu_recycler_capsule). */
+static PyObject *trilu_zero_pages_capsule(void)
+{
+    return PyCapsule_New(&trilu_zero_pages, "mem_handler", NULL);
+}
+
 #else /* no recycling: large results come from numpy's allocator */
 
 static int trilu_spare_fits(size_t size)
@@ -173,6 +201,11 @@ static int trilu_spare_fits(size_t size)
 static PyObject *trilu_recycler_capsule(int hugepages)
 {
     (void)hugepages;
+    Py_RETURN_NONE;
+}
+
+static PyObject *trilu_zero_pages_capsule(void)
+{
     Py_RETURN_NONE;
 }
 

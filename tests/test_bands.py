@@ -1,0 +1,229 @@
+"""The kernel's plan: bands of rows, keep-masks, allocations, bit for bit.
+
+Each matrix has at most three bands of rows: wholly kept, crossed by the
+diagonal, wholly zeroed. Bands are written in bulk (one memcpy or memset where
+the rows are contiguous, nothing in place or into zero pages), and matrices
+with no diagonal band merge across the batch into one run. Short rows have
+their diagonal band ANDed with a keep-mask; tiny matrices are ANDed whole. A
+fresh result comes from malloc, the recycled spare block, calloc or 4 KiB zero
+pages, by the bytes each makes the kernel write. ``_kernel.explain`` reports
+the plan that ``fill`` follows; every test here checks that the plan is the
+one meant, and that the result is numpy's to the bit, fresh, into ``out=`` and
+in place, on one thread and on four.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+from typing import Any
+
+import numpy as np
+import pytest
+from _cases import assert_same, func, numpy_oracle
+
+import trilu
+from trilu import _kernel
+
+MIB = 1 << 20
+LINUX = sys.platform.startswith("linux")
+
+
+@pytest.fixture(params=[1, 4], ids=["1-thread", "4-threads"])
+def threads(request: pytest.FixtureRequest) -> Any:
+    before = trilu.get_num_threads()
+    trilu.set_num_threads(request.param)
+    yield request.param
+    trilu.set_num_threads(before)
+
+
+def nonzero_bytes(dtype: Any, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
+    """Every byte nonzero, so a byte left unwritten or wrongly zeroed shows."""
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape)) * dtype.itemsize
+    raw = np.random.default_rng(seed).integers(1, 256, n, dtype=np.uint8)
+    return raw.view(dtype).reshape(shape)
+
+
+def garbage_like(x: np.ndarray) -> np.ndarray:
+    """An array of x's shape and dtype, C order, every byte 0xAB."""
+    raw = np.full(x.nbytes, 0xAB, dtype=np.uint8)
+    return raw.view(x.dtype).reshape(x.shape)
+
+
+def every_mode(x: np.ndarray, k: int, upper: bool) -> None:
+    """Fresh, into a garbage-filled out=, and in place: numpy's bytes, and
+    the input unchanged."""
+    want = numpy_oracle(x, k, upper)
+    before = x.tobytes()
+    f = func(upper)
+    assert_same(f(x, k), want)
+    out = garbage_like(x)
+    assert f(x, k, out=out) is out
+    assert_same(out, want)
+    assert x.tobytes() == before
+    y = x.copy()
+    assert f(y, k, out=y) is y
+    assert_same(y, want)
+
+
+# --- bands -----------------------------------------------------------------------
+
+
+BAND_CASES = {
+    # shape, k, upper -> lead, trail (rows of the walked matrix)
+    "tall-tril": ((3000, 6), 0, False, 0, 5),
+    "tall-triu-k-2": ((3000, 6), -2, True, 3, 8),
+    "wide-triu": ((6, 3000), 0, True, 1, 6),
+    "square-triu-k3": ((50, 50), 3, True, 0, 47),
+    "square-tril-k-3": ((50, 50), -3, False, 3, 50),
+}
+
+
+@pytest.mark.usefixtures("threads")
+@pytest.mark.parametrize("name", list(BAND_CASES))
+@pytest.mark.parametrize("dtype", ["int8", "float64", "complex128", "V3"])
+def test_bands(name: str, dtype: str) -> None:
+    """Leading and trailing bands where the spec puts them, written right."""
+    shape, k, upper, lead, trail = BAND_CASES[name]
+    x = nonzero_bytes(dtype, shape)
+    plan = _kernel.explain(x, k, upper)
+    assert (plan["lead"], plan["trail"]) == (lead, trail)
+    assert plan["bulk_src"] and plan["bulk_dst"]
+    every_mode(x, k, upper)
+    every_mode(x[::2], k, upper)  # rows apart: bands row by row
+    every_mode(x[::-1], k, upper)  # rows backwards, into forward rows
+    # rows backwards into rows backwards (out= and in place): still one run
+    want = numpy_oracle(x[::-1], k, upper)
+    out = garbage_like(x)[::-1]
+    assert _kernel.explain(x[::-1], k, upper, out)["bulk_src"]
+    assert_same(func(upper)(x[::-1], k, out=out), want)
+    y = x.copy()[::-1]
+    assert_same(func(upper)(y, k, out=y), want)
+
+
+UNIFORM_K = {"all-kept": (True, -10**6), "all-zero": (True, 10**6),
+             "tril-all-kept": (False, 10**6), "tril-all-zero": (False, -10**6)}  # fmt: skip
+
+
+@pytest.mark.usefixtures("threads")
+@pytest.mark.parametrize("name", list(UNIFORM_K))
+@pytest.mark.parametrize(
+    "shape", [(300, 7, 5), (4, 50, 60, 3), (2, 3, 200, 200)], ids=str
+)
+def test_uniform_matrices_merge_across_the_batch(
+    name: str, shape: tuple[int, ...]
+) -> None:
+    """With no diagonal band, a contiguous batch is one matrix of all rows."""
+    upper, k = UNIFORM_K[name]
+    x = nonzero_bytes(np.float32, shape)
+    plan = _kernel.explain(x, k, upper)
+    assert plan["matrices"] == 1
+    assert plan["rows"] == int(np.prod(shape[:-1]))
+    assert plan["lead"] == plan["trail"] in (0, plan["rows"])
+    every_mode(x, k, upper)
+    # a batch with gaps merges only as far as its matrices touch
+    gapped = x[..., ::2, :, :]
+    assert _kernel.explain(gapped, k, upper)["matrices"] > 1
+    every_mode(gapped, k, upper)
+    every_mode(x[..., ::-1, :], k, upper)
+
+
+# --- keep-masks ------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("threads")
+@pytest.mark.parametrize("dtype", ["bool", "int16", "float32", "float64", "V5"])
+@pytest.mark.parametrize("k", [-3, 0, 1, 4])
+@pytest.mark.parametrize("upper", [True, False], ids=["triu", "tril"])
+def test_band_mask_on_one_tall_matrix(dtype: str, k: int, upper: bool) -> None:
+    """A single tall matrix with short rows: its diagonal band is masked."""
+    x = nonzero_bytes(dtype, (100_003, 7))
+    plan = _kernel.explain(x, k, upper)
+    assert plan["method"] == "band_mask"
+    assert plan["matrices"] == 1
+    every_mode(x, k, upper)
+
+
+@pytest.mark.usefixtures("threads")
+@pytest.mark.parametrize(
+    ("shape", "method"),
+    [
+        ((5000, 3, 3), "matrices"),
+        ((3000, 8, 8), "matrices"),
+        ((1000, 20, 20), "band_mask"),  # 3.2 KiB matrices: bands, band masked
+        ((200, 40, 6), "band_mask"),
+        ((100, 40, 40), "rows"),  # 320-byte rows: memset + memcpy
+    ],
+    ids=str,
+)
+def test_batch_methods(shape: tuple[int, ...], method: str) -> None:
+    """Each way a batch is done, chosen by row and matrix size, is exact."""
+    x = nonzero_bytes(np.float64, shape)
+    assert _kernel.explain(x, 0, True)["method"] == method
+    for k in (-2, 0, 1, 5):
+        for upper in (True, False):
+            every_mode(x, k, upper)
+            every_mode(x[1::3], k, upper)  # a strided batch
+
+
+# --- allocations -----------------------------------------------------------------
+
+
+def address(a: np.ndarray) -> int:
+    return int(a.__array_interface__["data"][0])
+
+
+ALLOCATIONS = {
+    # shape, dtype, k, upper -> the allocation of a fresh result
+    "small": ((100, 100), np.float64, 0, True, "malloc"),
+    "kept-dominates": ((700, 700), np.float64, 0, True, "malloc"),
+    "zero-dominates": ((700, 700), np.float64, 500, True, "zero_pages"),
+    "nothing-kept": ((700, 700), np.float64, 700, True, "zero_pages"),
+    "recycled": ((1024, 1024), np.float64, -3, False, "recycled"),
+    "large-zero-dominates": ((1024, 1024), np.float64, 600, True, "zero_pages"),
+    "large-nothing-kept": ((2, 1024, 1024), np.float64, -2000, False, "zero_pages"),
+}
+
+
+@pytest.mark.usefixtures("threads")
+@pytest.mark.parametrize("name", list(ALLOCATIONS))
+def test_allocation_choice(name: str) -> None:
+    """Each allocation, chosen by cost, gives numpy's result in every mode."""
+    shape, dtype, k, upper, expected = ALLOCATIONS[name]
+    x = nonzero_bytes(dtype, shape)
+    if expected == "recycled" and not LINUX:
+        expected = "malloc"  # no recycling handler
+    plan = _kernel.explain(x, k, upper)
+    assert plan["allocation"] == expected
+    every_mode(x, k, upper)
+    every_mode(np.asfortranarray(x), k, upper)
+
+
+@pytest.mark.skipif(not LINUX, reason="the spare block is kept on Linux only")
+@pytest.mark.usefixtures("threads")
+def test_zero_pages_pass_over_the_spare_block() -> None:
+    """A spare block of the right size is there, stale bytes and all; a mostly
+    zero result still takes zero pages, a mostly kept one takes the block."""
+    x = nonzero_bytes(np.float64, (1024, 1024), seed=1)
+    stale = trilu.triu(x, -5)
+    where = address(stale)
+    del stale
+    gc.collect()
+    assert _kernel.explain(x, 1000, True)["allocation"] == "zero_pages"
+    sparse = trilu.triu(x, 1000)
+    assert address(sparse) != where
+    assert_same(sparse, np.triu(x, 1000))
+    assert _kernel.explain(x, 0, True)["allocation"] == "recycled"
+    dense = trilu.triu(x)
+    assert address(dense) == where
+    assert_same(dense, np.triu(x))
+
+
+def test_calloc_from_32_mib_without_a_spare_block() -> None:
+    """From 32 MiB with no spare block of the size, a mostly kept result
+    comes from calloc: only the kept part is written."""
+    x = nonzero_bytes(np.float32, (2900, 2900), seed=2)  # 32.1 MiB
+    plan = _kernel.explain(x, -7, True)
+    assert plan["allocation"] in ("calloc", "recycled")  # a spare may be left
+    every_mode(x, -7, True)
