@@ -264,7 +264,7 @@ def triu(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
     as in numpy. ``out`` may be ``m`` itself (in place) or any writable array
     of the result's shape and dtype; it is then filled and returned.
     """
-    if out is None and (result := _kernel.fill_plain(m, k, True)) is not None:
+    if (result := _kernel.fill_plain(m, k, True, out)) is not None:
         return result
     return _numpy_triangle(m, k, True, out)
 
@@ -275,7 +275,7 @@ def tril(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
     Elements above the k-th diagonal of the last two axes are zeroed
     (``k > 0`` is above the main diagonal). Otherwise as :func:`triu`.
     """
-    if out is None and (result := _kernel.fill_plain(m, k, False)) is not None:
+    if (result := _kernel.fill_plain(m, k, False, out)) is not None:
         return result
     return _numpy_triangle(m, k, False, out)
 
@@ -306,6 +306,6 @@ def trilu(
             "constraint (bool, int8-64, uint8-64, float16/32/64, bfloat16, "
             "complex64/128, string)"
         )
-    if out is None and (result := _kernel.fill_plain(input, k, upper)) is not None:
+    if (result := _kernel.fill_plain(input, k, upper, out)) is not None:
         return result
     return _apply(input, k, upper, out, True)

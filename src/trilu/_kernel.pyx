@@ -93,8 +93,8 @@ def _numpy_hugepages():
 trilu_pool_init()
 # The memory handler of large results: None where recycling is not built, or
 # when the environment says TRILU_RECYCLE=0 (read once, at import).
-# Mostly zero results come from a second handler, whose calloc maps 4 KiB
-# pages: a huge page would be zeroed whole at the first kept byte written.
+# Mostly zero results come from a second handler, which maps each block anew:
+# zero pages, only the kept part's ever touched (_recycle.h).
 cdef object _recycler = None
 cdef object _zero_pages = None
 if os.environ.get("TRILU_RECYCLE", "").strip() != "0":
@@ -162,15 +162,16 @@ cdef enum:
     STREAM_MIN_BYTES = 1 << 25
     # Below this the GIL is kept: releasing it costs more than the work.
     NOGIL_MIN_BYTES = 1 << 14
-    # Fresh zero pages need an allocation of their own from the OS, which glibc
-    # makes from its mmap threshold (128 KiB by default); below it calloc is a
-    # malloc and a memset of the whole block.
+    # Fresh zero pages are a mapping of their own: an mmap, a fault and a
+    # munmap, ~5 us, the time to memset about this much (glibc's default mmap
+    # threshold, 128 KiB, weighs the same cost).
     ZERO_PAGES_MIN = 1 << 17
     # A page first written costs a fault in which the OS zeroes it: 4-6 times
     # a memset of a page already mapped (5.6x measured, 64 MiB of 4 KiB pages).
     # So fresh zero pages beat rewriting a block only where the zeros to write
-    # outweigh this many times the kept bytes, whose pages fault.
+    # outweigh this many times the bytes of the pages the kept part touches.
     FAULT_COST = 4
+    PAGE_BYTES = 4096
     MAX_BATCH_DIMS = 64        # NPY_MAXDIMS of numpy 2 (numpy 1 has 32)
 
 
@@ -385,6 +386,13 @@ cdef void strided_rows(elem_t *tag, const Job *job, Py_ssize_t so,
             if elem_t is any_width:
                 for j in range(lo, hi):
                     memcpy(d + j * ds, s + j * ss, w)
+            elif (ss == -<Py_ssize_t>sizeof(elem_t)
+                  and ds == <Py_ssize_t>sizeof(elem_t)):
+                # a row read backwards ([:, ::-1]): constant strides, which
+                # the compiler vectorizes with a shuffle
+                for j in range(lo, hi):
+                    memcpy(&v, s - j * <Py_ssize_t>sizeof(elem_t), sizeof(elem_t))
+                    memcpy(d + j * sizeof(elem_t), &v, sizeof(elem_t))
             else:
                 for j in range(lo, hi):
                     memcpy(&v, s + j * ss, sizeof(elem_t))
@@ -898,12 +906,24 @@ cdef Allocation allocation(cnp.ndarray src, Py_ssize_t k, bint upper) noexcept:
     cdef int nd = cnp.PyArray_NDIM(src)
     cdef Py_ssize_t rows = cnp.PyArray_DIMS(src)[nd - 2]
     cdef Py_ssize_t cols = cnp.PyArray_DIMS(src)[nd - 1]
-    cdef Py_ssize_t size = cnp.PyArray_NBYTES(src), kept
+    cdef Py_ssize_t size = cnp.PyArray_NBYTES(src), w = cnp.PyArray_ITEMSIZE(src)
+    cdef Py_ssize_t nb, kept, kept_rows, touched
     if size < ZERO_PAGES_MIN:
         return MALLOC
-    kept = (cnp.PyArray_SIZE(src) // (rows * cols) * kept_in(upper, k, rows, cols)
-            * cnp.PyArray_ITEMSIZE(src))
-    if size - kept >= FAULT_COST * kept:
+    if result_is_fortran(src):     # the result's rows in memory are src's columns
+        rows, cols, k, upper = cols, rows, -k, not upper
+    nb = cnp.PyArray_SIZE(src) // (rows * cols)
+    kept = kept_in(upper, k, rows, cols) * w
+    # The rows holding a kept element, one run each: the pages they touch.
+    if upper:
+        kept_rows = min(rows, max(0, cols - k))
+    else:
+        kept_rows = rows - min(rows, max(0, -k))
+    touched = 0
+    if kept_rows:              # (+ a page for where the run starts in one)
+        touched = min(kept_rows * cols * w, kept + kept_rows * PAGE_BYTES) + PAGE_BYTES
+    kept *= nb
+    if size - kept >= FAULT_COST * min(size, nb * touched):
         return ZERO_PAGES
     if size < <Py_ssize_t>TRILU_RECYCLE_MIN:
         return MALLOC
@@ -939,11 +959,34 @@ cdef cnp.ndarray new_result(cnp.ndarray src, Allocation how):
             PyDataMem_SetHandler(previous)
 
 
-def fill_plain(object m, object k, bint upper):
-    """``fill(m, None, k, upper)`` for the common case, decided here at C
+cdef bint plain_out(cnp.ndarray a, cnp.ndarray out) noexcept:
+    """out is what check_out and the Python layer accept with no more work: a's
+    shape and dtype, writable, no zero strides, a itself or apart from it."""
+    cdef int d, nd = cnp.PyArray_NDIM(a)
+    cdef char *a_lo
+    cdef char *a_hi
+    cdef char *o_lo
+    cdef char *o_hi
+    if (cnp.PyArray_NDIM(out) != nd or not cnp.PyArray_ISWRITEABLE(out)
+            or not cnp.PyArray_EquivTypes(a.descr, out.descr)):
+        return False
+    for d in range(nd):
+        if (cnp.PyArray_DIMS(out)[d] != cnp.PyArray_DIMS(a)[d]
+                or cnp.PyArray_STRIDES(out)[d] == 0 and cnp.PyArray_DIMS(a)[d] > 1):
+            return False
+    if same_memory(a, out) or cnp.PyArray_SIZE(a) == 0:
+        return True
+    extent(a, &a_lo, &a_hi)
+    extent(out, &o_lo, &o_hi)
+    return not (a_lo < o_hi and o_lo < a_hi)
+
+
+def fill_plain(object m, object k, bint upper, object out=None):
+    """``fill(m, out, k, upper)`` for the common case, decided here at C
     speed: an exact ndarray of 2 or more dimensions whose dtype is plain bytes
-    (native byte order, no fields, no references), and an exact int k. None
-    for anything else, which the Python layer then routes."""
+    (native byte order, no fields, no references), an exact int k, and no
+    out or an exact ndarray that needs no more checks (plain_out). None for
+    anything else, which the Python layer then routes."""
     cdef cnp.ndarray a
     cdef cnp.dtype descr
     if type(m) is not np.ndarray or type(k) is not int:
@@ -954,7 +997,10 @@ def fill_plain(object m, object k, bint upper):
             or cnp.PyDataType_HASFIELDS(descr)
             or cnp.PyDataType_FLAGS(descr) & NPY_ITEM_REFCOUNT):
         return None
-    return fill(a, None, k, upper)
+    if out is not None and (type(out) is not np.ndarray
+                            or not plain_out(a, <cnp.ndarray>out)):
+        return None
+    return fill(a, out, k, upper)
 
 
 def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):

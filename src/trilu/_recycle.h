@@ -19,12 +19,14 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #ifdef __linux__
 #include <pthread.h>
 #include <sys/mman.h>
 #endif
 
-#if defined(__linux__) && defined(MADV_FREE) && defined(MADV_HUGEPAGE)
+#if defined(__linux__) && defined(MADV_FREE) && defined(MADV_HUGEPAGE) \
+    && defined(MREMAP_MAYMOVE)
 #define TRILU_RECYCLE 1
 #else
 #define TRILU_RECYCLE 0
@@ -62,19 +64,12 @@ static void trilu_spare_after_fork(void)
     __atomic_clear(&trilu_spare.lock, __ATOMIC_RELAXED);
 }
 
-/* What numpy's own allocator does for large blocks: MADV_HUGEPAGE, over the
- * whole pages of the block; MADV_NOHUGEPAGE for the zero-pages handler. */
-static void trilu_advise(void *p, size_t size, int advice)
-{
-    uintptr_t offset = 4096 - (uintptr_t)p % 4096;
-    if (size >= TRILU_HUGEPAGE_MIN
-            && (advice != MADV_HUGEPAGE || trilu_spare.hugepages))
-        madvise((char *)p + offset, size - offset, advice);
-}
-
+/* What numpy's own allocator does for large blocks. */
 static void trilu_advise_hugepages(void *p, size_t size)
 {
-    trilu_advise(p, size, MADV_HUGEPAGE);
+    uintptr_t offset = 4096 - (uintptr_t)p % 4096;
+    if (trilu_spare.hugepages && size >= TRILU_HUGEPAGE_MIN)
+        madvise((char *)p + offset, size - offset, MADV_HUGEPAGE);
 }
 
 /* The spare block has this size (the spin lock held). */
@@ -112,14 +107,12 @@ static void *trilu_malloc(void *ctx, size_t size)
     return p;
 }
 
-/* ctx is the madvise advice for the block: huge pages for a result written
- * whole, none for a mostly zero one, whose kept bytes would otherwise fault
- * in (and zero) 2 MiB at a time. */
 static void *trilu_calloc(void *ctx, size_t nelem, size_t elsize)
 {
     void *p = calloc(nelem, elsize);
+    (void)ctx;
     if (p != NULL)
-        trilu_advise(p, nelem * elsize, *(const int *)ctx);
+        trilu_advise_hugepages(p, nelem * elsize);
     return p;
 }
 
@@ -152,23 +145,90 @@ static void trilu_free(void *ctx, void *ptr, size_t size)
     free(old);
 }
 
-static const int trilu_huge_pages = MADV_HUGEPAGE;
-static const int trilu_small_pages = MADV_NOHUGEPAGE;
-
 static PyDataMem_Handler trilu_recycler = {
     "trilu_recycle",
     1,
-    {(void *)&trilu_huge_pages, trilu_malloc, trilu_calloc, trilu_realloc,
-     trilu_free},
+    {NULL, trilu_malloc, trilu_calloc, trilu_realloc, trilu_free},
 };
 
-/* The same handler, but its calloc maps 4 KiB pages: for mostly zero results,
- * whose zeroed pages are never touched. */
+/* Zero pages: a second handler, for results that are mostly zero. Each block
+ * is a mapping of its own, so its pages are fresh zero pages that only the
+ * kept part touches, given back to the OS when the result is freed. (glibc's
+ * calloc maps fresh pages only above its mmap threshold, which rises to 32
+ * MiB as large blocks are freed; below it, calloc memsets heap memory.) The
+ * pages are 4 KiB even where transparent huge pages are always on: a huge
+ * page would be zeroed whole at the first kept byte written. The mapping's
+ * size is kept in a header before the block. */
+#define TRILU_MAP_HEADER 64    /* keeps the block 64-byte aligned */
+
+static void *trilu_map(size_t size)
+{
+    size_t mapped = size + TRILU_MAP_HEADER;
+    char *p;
+    if (mapped < size)
+        return NULL;
+    p = (char *)mmap(NULL, mapped, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    if (mapped >= TRILU_HUGEPAGE_MIN)
+        madvise(p, mapped, MADV_NOHUGEPAGE);
+    memcpy(p, &mapped, sizeof mapped);
+    return p + TRILU_MAP_HEADER;
+}
+
+static size_t trilu_mapped(const char *p)
+{
+    size_t mapped;
+    memcpy(&mapped, p, sizeof mapped);
+    return mapped;
+}
+
+static void *trilu_map_malloc(void *ctx, size_t size)
+{
+    (void)ctx;
+    return trilu_map(size);
+}
+
+static void *trilu_map_calloc(void *ctx, size_t nelem, size_t elsize)
+{
+    (void)ctx;
+    if (elsize != 0 && nelem > SIZE_MAX / elsize)
+        return NULL;
+    return trilu_map(nelem * elsize);
+}
+
+static void *trilu_map_realloc(void *ctx, void *ptr, size_t size)
+{
+    char *p, *q;
+    size_t mapped = size + TRILU_MAP_HEADER;
+    (void)ctx;
+    if (ptr == NULL)
+        return trilu_map(size);
+    if (mapped < size)
+        return NULL;
+    p = (char *)ptr - TRILU_MAP_HEADER;
+    q = (char *)mremap(p, trilu_mapped(p), mapped, MREMAP_MAYMOVE);
+    if (q == MAP_FAILED)
+        return NULL;
+    memcpy(q, &mapped, sizeof mapped);
+    return q + TRILU_MAP_HEADER;
+}
+
+static void trilu_map_free(void *ctx, void *ptr, size_t size)
+{
+    char *p = (char *)ptr - TRILU_MAP_HEADER;
+    (void)ctx;
+    (void)size;
+    if (ptr != NULL)
+        munmap(p, trilu_mapped(p));
+}
+
 static PyDataMem_Handler trilu_zero_pages = {
-    "trilu_recycle",
+    "trilu_zero_pages",
     1,
-    {(void *)&trilu_small_pages, trilu_malloc, trilu_calloc, trilu_realloc,
-     trilu_free},
+    {NULL, trilu_map_malloc, trilu_map_calloc, trilu_map_realloc,
+     trilu_map_free},
 };
 
 /* The handler as numpy wants it (a "mem_handler" capsule), or None where
@@ -184,7 +244,7 @@ static PyObject *trilu_recycler_capsule(int hugepages)
     return PyCapsule_New(&trilu_recycler, "mem_handler", NULL);
 }
 
-/* The zero-pages handler's capsule (after trilu_recycler_capsule). */
+/* The zero-pages handler as numpy wants it, or None where it is not built. */
 static PyObject *trilu_zero_pages_capsule(void)
 {
     return PyCapsule_New(&trilu_zero_pages, "mem_handler", NULL);
