@@ -352,8 +352,8 @@ def test_no_thread_can_start() -> None:
     reason="needs Linux and two CPUs",
 )
 def test_workers_not_left_pinned() -> None:
-    """A worker woken on the caller's CPU moves itself off it, and its CPU mask
-    is restored: after many calls, every thread may still run on every CPU."""
+    """No worker is left pinned, whatever CPU the caller was held to: after
+    many calls, every thread may still run on every CPU."""
     code = """
         import os
         import numpy as np

@@ -22,13 +22,6 @@
 #include <pthread.h>
 #include <time.h>
 #endif
-/* sched_getcpu and CPU sets need _GNU_SOURCE, which Python.h defines. */
-#if defined(__linux__) && defined(_GNU_SOURCE)
-#define TRILU_MOVE_OFF 1
-#include <sched.h>
-#else
-#define TRILU_MOVE_OFF 0
-#endif
 
 #define TRILU_MAX_THREADS 64
 
@@ -140,35 +133,10 @@ static struct {
     trilu_mutex lock;          /* guards everything below */
     trilu_cond done;           /* signalled when running drops to 0 */
     int running;               /* tasks taken by workers and not finished */
-    int caller_cpu;            /* the CPU the offering caller ran on, or -1 */
     int started;               /* workers running, index 1..started */
     int ready;                 /* the locks above are initialized */
     trilu_worker workers[TRILU_MAX_THREADS];
 } trilu_pool;
-
-/* A worker woken on the caller's CPU moves itself to another one it may use
- * (Linux). The scheduler often woke the worker beside the thread that woke it
- * and left the two sharing one CPU for the whole call while the other idled:
- * 1024x64x64 float32 triu took 0.83-0.92 ms a call then, 0.43-0.47 ms on two
- * CPUs. The thread's own CPU mask is restored at once, so nothing stays
- * pinned. */
-static void trilu_move_off(int cpu)
-{
-#if TRILU_MOVE_OFF
-    cpu_set_t allowed, other;
-    if (cpu < 0 || sched_getcpu() != cpu)
-        return;
-    if (pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) != 0)
-        return;
-    other = allowed;
-    CPU_CLR(cpu, &other);
-    if (CPU_COUNT(&other) > 0
-            && pthread_setaffinity_np(pthread_self(), sizeof other, &other) == 0)
-        pthread_setaffinity_np(pthread_self(), sizeof allowed, &allowed);
-#else
-    (void)cpu;
-#endif
-}
 
 #ifdef _WIN32
 static unsigned __stdcall trilu_worker_main(void *p)
@@ -179,7 +147,7 @@ static void *trilu_worker_main(void *p)
     trilu_worker *w = (trilu_worker *)p;
     trilu_task_fn fn;
     void *arg;
-    int spin, cpu;
+    int spin;
 
     trilu_mutex_lock(&trilu_pool.lock);
     for (;;) {
@@ -187,11 +155,9 @@ static void *trilu_worker_main(void *p)
             trilu_cond_wait(&w->wake, &trilu_pool.lock);
         fn = w->fn;            /* take it: the caller can no longer withdraw it */
         arg = w->arg;
-        cpu = trilu_pool.caller_cpu;
         trilu_store(&w->offered, 0);
         trilu_pool.running++;
         trilu_mutex_unlock(&trilu_pool.lock);
-        trilu_move_off(cpu);
         fn(arg);
         trilu_mutex_lock(&trilu_pool.lock);
         if (trilu_decrement(&trilu_pool.running) == 0)
@@ -286,11 +252,6 @@ static void trilu_parallel(trilu_task_fn fn, void **args, int n)
         pooled = 1;
         workers = trilu_pool_grow(n);
         trilu_mutex_lock(&trilu_pool.lock);
-#if TRILU_MOVE_OFF
-        trilu_pool.caller_cpu = sched_getcpu();
-#else
-        trilu_pool.caller_cpu = -1;
-#endif
         for (i = 1; i < workers; i++) {
             trilu_pool.workers[i].fn = fn;
             trilu_pool.workers[i].arg = args[i];
