@@ -1000,7 +1000,7 @@ def fill_plain(object m, object k, bint upper, object out=None):
     if out is not None and (type(out) is not np.ndarray
                             or not plain_out(a, <cnp.ndarray>out)):
         return None
-    return fill(a, out, k, upper)
+    return triangle(a, out, k, upper)
 
 
 def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
@@ -1010,6 +1010,11 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
     src's shape and itemsize, is writable, and either is src's exact memory (in
     place: only the zeroed part is written) or does not overlap it.
     """
+    return triangle(src, dst, k, upper)
+
+
+cdef cnp.ndarray triangle(cnp.ndarray src, cnp.ndarray dst, object k, bint upper):
+    """fill, called from C without a Python call's cost."""
     cdef int nd = cnp.PyArray_NDIM(src)
     cdef Py_ssize_t kk = clamp(k, cnp.PyArray_DIMS(src)[nd - 2],
                                cnp.PyArray_DIMS(src)[nd - 1])
