@@ -230,3 +230,30 @@ def test_calloc_from_32_mib_without_a_spare_block() -> None:
     plan = _kernel.explain(x, -7, True)
     assert plan["allocation"] in ("calloc", "recycled")  # a spare may be left
     every_mode(x, -7, True)
+
+
+# --- layouts ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("view", "bulk"),
+    [
+        (lambda a: a, True),
+        (np.asfortranarray, False),  # the batch axis is the contiguous one
+        (lambda a: a.swapaxes(-1, -2), True),  # a transposed batch
+        (lambda a: a[:, ::-1, ::-1], False),  # read backwards
+        (lambda a: a.transpose(1, 2, 0)[::2], False),
+    ],
+    ids=["C", "F", "swapaxes", "reversed", "batch-last"],
+)
+@pytest.mark.parametrize("k", [1, 100])  # malloc; zero pages from 128 KiB
+def test_result_keeps_the_input_layout(view: Any, bulk: bool, k: int) -> None:
+    """A fresh result is laid out as the input (np.empty_like's order 'K'), so
+    a transposed batch is walked along its contiguous axis, not transposed."""
+    for n in (100, 1000):  # 37.5 KiB, 375 KiB
+        x = view(nonzero_bytes(np.float64, (n, 8, 6)))
+        got = trilu.triu(x, k)
+        assert got.flags.owndata
+        assert got.strides == np.empty_like(x).strides
+        assert_same(got, np.triu(x, k))
+        assert _kernel.explain(x, k, True)["bulk_src"] == bulk

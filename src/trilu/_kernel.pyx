@@ -15,6 +15,7 @@ acquiring two fused 3-D memoryviews costs ~390 ns a call, twice the time of
 """
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
@@ -891,27 +892,51 @@ cdef Py_ssize_t clamp(object k, Py_ssize_t rows, Py_ssize_t cols) except? -1:
     return <Py_ssize_t>min(max(v, -rows), cols)
 
 
+cdef char layout(cnp.ndarray src) noexcept:
+    """src's memory order, kept by a fresh result: b'C' where the axes' strides
+    fall (size-1 axes aside, broadcast axes outermost), b'F' where they rise,
+    b'K' otherwise (numpy's order 'K' then sorts the axes by stride)."""
+    cdef int d, nd = cnp.PyArray_NDIM(src)
+    cdef Py_ssize_t step, last = -1
+    cdef bint falls = True, rises = True
+    for d in range(nd):
+        if cnp.PyArray_DIMS(src)[d] == 1:
+            continue
+        step = abs(cnp.PyArray_STRIDES(src)[d])
+        if step == 0:
+            step = PY_SSIZE_T_MAX
+        if last >= 0:
+            falls = falls and step <= last
+            rises = rises and step >= last
+        last = step
+    return b'C' if falls else b'F' if rises else b'K'
+
+
 cdef Allocation allocation(cnp.ndarray src, Py_ssize_t k, bint upper) noexcept:
     """Where a fresh result for src comes from: chosen by the bytes each choice
     makes the kernel write, and the faults it takes (README, Memory).
 
-    - Zero pages where the zeroed part outweighs FAULT_COST times the kept
-      part: only the kept part's pages are ever touched (and nothing at all
-      where nothing is kept).
+    - Zero pages where the zeroed part outweighs FAULT_COST times the pages
+      the kept part touches: the zeroed rows are never written (nor anything
+      at all where nothing is kept).
     - Otherwise, from 4 MiB, the spare block of a freed result of this size
       when there is one: every byte is rewritten, without a fault.
     - Otherwise fresh pages from calloc from 32 MiB, where malloc maps fresh
       pages anyway (glibc's largest mmap threshold), and malloc below.
+
+    Without trilu's handlers, zero pages come from numpy's calloc; np.zeros
+    makes C or Fortran order only, so other layouts are written whole.
     """
     cdef int nd = cnp.PyArray_NDIM(src)
     cdef Py_ssize_t rows = cnp.PyArray_DIMS(src)[nd - 2]
     cdef Py_ssize_t cols = cnp.PyArray_DIMS(src)[nd - 1]
     cdef Py_ssize_t size = cnp.PyArray_NBYTES(src), w = cnp.PyArray_ITEMSIZE(src)
-    cdef Py_ssize_t nb, kept, kept_rows, touched
+    cdef Py_ssize_t nb, kept, kept_rows, touched = 0
+    cdef Allocation how
     if size < ZERO_PAGES_MIN:
         return MALLOC
-    if result_is_fortran(src):     # the result's rows in memory are src's columns
-        rows, cols, k, upper = cols, rows, -k, not upper
+    if abs(cnp.PyArray_STRIDES(src)[nd - 2]) < abs(cnp.PyArray_STRIDES(src)[nd - 1]):
+        rows, cols, k, upper = cols, rows, -k, not upper  # rows in memory: columns
     nb = cnp.PyArray_SIZE(src) // (rows * cols)
     kept = kept_in(upper, k, rows, cols) * w
     # The rows holding a kept element, one run each: the pages they touch.
@@ -919,41 +944,40 @@ cdef Allocation allocation(cnp.ndarray src, Py_ssize_t k, bint upper) noexcept:
         kept_rows = min(rows, max(0, cols - k))
     else:
         kept_rows = rows - min(rows, max(0, -k))
-    touched = 0
     if kept_rows:              # (+ a page for where the run starts in one)
         touched = min(kept_rows * cols * w, kept + kept_rows * PAGE_BYTES) + PAGE_BYTES
     kept *= nb
     if size - kept >= FAULT_COST * min(size, nb * touched):
-        return ZERO_PAGES
-    if size < <Py_ssize_t>TRILU_RECYCLE_MIN:
+        how = ZERO_PAGES if _zero_pages is not None else CALLOC
+    elif size < <Py_ssize_t>TRILU_RECYCLE_MIN:
         return MALLOC
-    if trilu_spare_fits(size) or size < <Py_ssize_t>TRILU_CALLOC_MIN:
+    elif trilu_spare_fits(size) or size < <Py_ssize_t>TRILU_CALLOC_MIN:
         return RECYCLED
-    return CALLOC
-
-
-cdef inline bint result_is_fortran(cnp.ndarray src) noexcept:
-    """A fresh result is in Fortran order where src is and is not also C's."""
-    return cnp.PyArray_IS_F_CONTIGUOUS(src) and not cnp.PyArray_IS_C_CONTIGUOUS(src)
+    else:
+        how = CALLOC
+    if how == CALLOC and layout(src) == b'K':
+        return RECYCLED if size >= <Py_ssize_t>TRILU_RECYCLE_MIN else MALLOC
+    return how
 
 
 cdef cnp.ndarray new_result(cnp.ndarray src, Allocation how):
-    """A fresh array like src (Fortran order if src is), from `how`: results
-    of 4 MiB or more, and zero pages, from trilu's handlers (_recycle.h)."""
+    """A fresh array like src, in src's memory layout, from `how`: results of
+    4 MiB or more, and zero pages, from trilu's handlers (_recycle.h)."""
     cdef object handler = None, previous = None
-    cdef bint fortran = result_is_fortran(src)
+    cdef char order = layout(src)
     if how == ZERO_PAGES:
-        handler = _zero_pages
+        handler = _zero_pages  # its malloc maps fresh zero pages
     elif how != MALLOC:
         handler = _recycler
     if handler is not None:
         previous = PyDataMem_SetHandler(handler)
     try:
-        if how == ZERO_PAGES or how == CALLOC:
+        if how == CALLOC:
             return np.zeros((<object>src).shape, (<object>src).dtype,
-                            order="F" if fortran else "C")
+                            order="F" if order == b'F' else "C")
         return PyArray_NewLikeArray(
-            src, cnp.NPY_FORTRANORDER if fortran else cnp.NPY_CORDER, NULL, 0)
+            src, cnp.NPY_CORDER if order == b'C' else
+            cnp.NPY_FORTRANORDER if order == b'F' else cnp.NPY_KEEPORDER, NULL, 0)
     finally:
         if handler is not None:
             PyDataMem_SetHandler(previous)
@@ -1076,7 +1100,7 @@ def explain(cnp.ndarray src not None, object k, bint upper, cnp.ndarray out=None
         job.zero_rest = how == MALLOC or how == RECYCLED
         info["allocation"] = _ALLOCATIONS[how]
         # strides like the fresh result's, for the plan (no memory touched)
-        out = np.empty_like(src, order="F" if result_is_fortran(src) else "C")
+        out = new_result(src, MALLOC)
     else:
         job.copy_kept = not same_memory(src, out)
     if cnp.PyArray_SIZE(src) == 0:
