@@ -284,6 +284,16 @@ def main() -> None:
         f"{p} {low[p][0]:.2f}x ({low[p][1]})" + (" BELOW" if low[p][0] < TARGETS[p] else "")
         for p in peers if p in low))  # fmt: skip
 
+    bound = [
+        (r["ratios"]["numpy"] / r["ratios"]["copy"], r["name"])
+        for r in records
+        if r["mode"] == "fresh" and r["ratios"]["numpy"] < TARGETS["numpy"]
+    ]
+    if bound:
+        print(f"numpy under {TARGETS['numpy']:.0f}x in {len(bound)} cases, where "
+              "numpy itself takes " + ", ".join(f"{b:.2f}x" for b, _ in bound)
+              + " the time of x.copy(): 3x numpy would need trilu faster than "
+              "a memcpy of the same bytes where that is under 3")  # fmt: skip
     results = {
         "schema": 1,
         "kind": "sweep",
