@@ -278,6 +278,13 @@ def main() -> None:
         print(f"| {case.name} | {fresh['kept_fraction']:.1%} | "
               f"{fmt_time(fresh['trilu_s'])} | " + " | ".join(cells) + " |")  # fmt: skip
     low = worst(records)
+    print("\n| class | " + " | ".join(f"worst {p} / trilu" for p in peers) + " |")
+    print("|---|" + "---:|" * len(peers))
+    for cls in CLASSES:
+        by_class = worst([r for r in records if r["class"] == cls])
+        print(f"| {cls} | " + " | ".join(
+            f"{by_class[p][0]:.2f}x" if p in by_class else "n/a" for p in peers
+        ) + " |")  # fmt: skip
     print("\n(ratio): shown, but outside its target's cases (copy: results of "
           "1 MiB or more; zeros: under 1% kept)\n")
     print(f"seed {args.seed} worst: " + "; ".join(
