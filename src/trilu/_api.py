@@ -427,7 +427,7 @@ def tril(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
 def trilu(
     input: Any, k: Any = 0, upper: Any = True, *, out: np.ndarray | None = None
 ) -> Any:
-    """The ONNX Trilu operator (opset 14) on a tensor of shape [*, N, M].
+    """The ONNX Trilu operator (opset 14) on a tensor of shape ``[*, N, M]``.
 
     Keeps the elements on and above (``upper``) or on and below the k-th
     diagonal of each matrix and zeroes the rest; strings are zeroed to "".
