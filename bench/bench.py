@@ -502,7 +502,7 @@ def main() -> None:
         f"{fmt_time(median(floor, 'empty_like'))}: "
         f"{1 / ratio(floor, 'empty_like'):.2f}x the Python-call floor"
     )
-    floor_name = f"{CASES[0].label}: against np.empty_like"
+    floor_name = "4x5 int64, the call floor"
     results.append(record(CASES[0], "fresh", floor, ["empty_like"], floor_name))
     if args.json:
         write_json(args.json, date, results)

@@ -1,9 +1,11 @@
 """Tables and plots from benchmark results files (``bench/results/*.json``).
 
     python bench/report.py bench/results/*.json [--plot PNG] [--sweep-plot PNG]
+        [--readme README.md]
 
 prints each file's tables and the summary as Markdown; ``--plot`` draws the
-grid's ratios, ``--sweep-plot`` the sweeps' ratios by shape class. The
+grid's ratios, ``--sweep-plot`` the sweeps' ratios by shape class,
+``--readme`` rewrites the README's headline line from the grid file. The
 documentation's Performance page is made from the same functions at build time
 (``docs/_ext/perf_page.py``), so nothing in it is pasted by hand.
 
@@ -255,6 +257,20 @@ def _pyplot() -> Any:
     return plt
 
 
+def _ratio_axis(axis: Any, values: list[float]) -> None:
+    """A log axis of ratios that always shows 1 (and 0.5-2 at least),
+    labelled 0.5x, 1x, 2x... rather than in powers of ten."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter  # noqa: PLC0415
+
+    low = min([0.5, *values]) / 1.15
+    high = max([2.0, *values]) * 1.15
+    axis.set_view_interval(low, high, ignore=True)
+    ticks = [m * 10.0**e for e in range(-3, 4) for m in (1, 2, 5)]
+    axis.set_major_locator(FixedLocator([t for t in ticks if low <= t <= high]))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
+    axis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+
+
 def _footer(results: Sequence[dict[str, Any]]) -> str:
     lines = {machine_line(r) for r in results}
     return "\n".join(sorted(lines)[:3]) + ("\n..." if len(lines) > 3 else "")
@@ -292,6 +308,15 @@ def plot_sweep(results: list[dict[str, Any]], path: str | Path) -> None:
                 seen_modes.add(mode)
         ax.axhline(1, color="black", linewidth=1)
         ax.set_yscale("log")
+        _ratio_axis(
+            ax.yaxis,
+            [
+                c["ratios"][kind]
+                for r in results
+                for c in r["cases"]
+                if c["ratios"].get(kind) is not None
+            ],
+        )
         ax.set_xticks(range(len(classes)), classes, rotation=30)
         ax.set_xlim(-0.6, len(classes) - 0.4)
         ax.set_title(f"{PEER_LABEL.get(kind, kind)} / trilu")
@@ -312,7 +337,7 @@ def plot_grid(result: dict[str, Any], path: str | Path) -> None:
     per ratio kind, log x-axis, a line at 1. Writes a PNG."""
     plt = _pyplot()
     cases = sorted(
-        result["cases"],
+        [c for c in result["cases"] if any(v is not None for v in c["ratios"].values())],
         key=lambda c: MODE_ORDER.index(c["mode"]) if c["mode"] in MODE_ORDER else 9,
     )
     kinds = ratio_kinds([result])
@@ -327,6 +352,10 @@ def plot_grid(result: dict[str, Any], path: str | Path) -> None:
         ax.scatter(xs, ys, s=18, color=f"C{j}", label=f"{PEER_LABEL.get(kind, kind)} / trilu")
     ax.axvline(1, color="black", linewidth=1)
     ax.set_xscale("log")
+    _ratio_axis(
+        ax.xaxis,
+        [v for c in cases for v in c["ratios"].values() if v is not None],
+    )
     ax.set_yticks(range(len(cases)), [f"{_label(c)} [{c['mode']}]" for c in cases], fontsize=6)
     ax.invert_yaxis()
     ax.set_xlabel("peer time / trilu time (log; right of 1: trilu is faster)")
@@ -362,6 +391,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("files", nargs="+", help="results files (JSON)")
     parser.add_argument("--plot", metavar="PNG", help="the grid's ratios, case by case")
     parser.add_argument("--sweep-plot", metavar="PNG", help="ratios by shape class")
+    parser.add_argument(
+        "--readme", metavar="MD", help="rewrite the line after <!-- perf:headline -->"
+    )
     args = parser.parse_args(argv)
     results = load_all(args.files)
     for result in results:
@@ -378,7 +410,23 @@ def main(argv: list[str] | None = None) -> int:
         plot_grid(grids[-1], args.plot)
     if args.sweep_plot:
         plot_sweep(results, args.sweep_plot)
+    if args.readme:
+        grids = [r for r in results if r["kind"] == "grid"]
+        if not grids:
+            parser.error("--readme needs a grid results file")
+        write_headline(Path(args.readme), grids[-1])
     return 0
+
+
+HEADLINE_MARKER = "<!-- perf:headline -->"
+
+
+def write_headline(readme: Path, result: dict[str, Any]) -> None:
+    """Put headline(result) on the line after the marker in a Markdown file."""
+    lines = readme.read_text(encoding="utf-8").split("\n")
+    at = lines.index(HEADLINE_MARKER) + 1
+    lines[at : at + 1] = [headline(result) + "."]
+    readme.write_text("\n".join(lines), encoding="utf-8")
 
 
 if __name__ == "__main__":
