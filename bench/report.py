@@ -128,8 +128,10 @@ def machine_line(result: dict[str, Any]) -> str:
         f"numpy {m.get('numpy', '?')}",
         f"trilu {m.get('trilu', '?')} ({m.get('trilu_threads', '?')} threads)",
     ]
-    for peer in ("torch", "onnxruntime"):
-        bits.append(f"{peer} {m[peer]}" if m.get(peer) else f"no {peer}")
+    bits += [
+        f"{peer} {m[peer]}" if m.get(peer) else f"no {peer}"
+        for peer in ("torch", "onnxruntime")
+    ]
     seed = result.get("seed")
     when = result["date"].replace("T", " ").replace("Z", " UTC")
     tail = f", seed {seed}" if seed is not None else ""
@@ -222,10 +224,16 @@ def summary_table(results: Sequence[dict[str, Any]]) -> Table:
 
 def markdown(table: Table) -> str:
     header, rows = table
-    right = [i for i, h in enumerate(header) if h not in ("case", "op", "class", "mode", "ratio", "worst case")]
+    right = [
+        i
+        for i, h in enumerate(header)
+        if h not in ("case", "op", "class", "mode", "ratio", "worst case")
+    ]
     lines = ["| " + " | ".join(header) + " |"]
     lines.append(
-        "|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|"
+        "|"
+        + "|".join("---:" if i in right else "---" for i in range(len(header)))
+        + "|"
     )
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
@@ -268,7 +276,7 @@ def _ratio_axis(axis: Any, values: list[float]) -> None:
     ticks = [m * 10.0**e for e in range(-3, 4) for m in (1, 2, 5)]
     axis.set_major_locator(FixedLocator([t for t in ticks if low <= t <= high]))
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
-    axis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+    axis.set_minor_formatter(FuncFormatter(lambda *_: ""))
 
 
 def _footer(results: Sequence[dict[str, Any]]) -> str:
@@ -337,7 +345,11 @@ def plot_grid(result: dict[str, Any], path: str | Path) -> None:
     per ratio kind, log x-axis, a line at 1. Writes a PNG."""
     plt = _pyplot()
     cases = sorted(
-        [c for c in result["cases"] if any(v is not None for v in c["ratios"].values())],
+        [
+            c
+            for c in result["cases"]
+            if any(v is not None for v in c["ratios"].values())
+        ],
         key=lambda c: MODE_ORDER.index(c["mode"]) if c["mode"] in MODE_ORDER else 9,
     )
     kinds = ratio_kinds([result])
@@ -349,14 +361,18 @@ def plot_grid(result: dict[str, Any], path: str | Path) -> None:
             if value is not None:
                 xs.append(value)
                 ys.append(i)
-        ax.scatter(xs, ys, s=18, color=f"C{j}", label=f"{PEER_LABEL.get(kind, kind)} / trilu")
+        ax.scatter(
+            xs, ys, s=18, color=f"C{j}", label=f"{PEER_LABEL.get(kind, kind)} / trilu"
+        )
     ax.axvline(1, color="black", linewidth=1)
     ax.set_xscale("log")
     _ratio_axis(
         ax.xaxis,
         [v for c in cases for v in c["ratios"].values() if v is not None],
     )
-    ax.set_yticks(range(len(cases)), [f"{_label(c)} [{c['mode']}]" for c in cases], fontsize=6)
+    ax.set_yticks(
+        range(len(cases)), [f"{_label(c)} [{c['mode']}]" for c in cases], fontsize=6
+    )
     ax.invert_yaxis()
     ax.set_xlabel("peer time / trilu time (log; right of 1: trilu is faster)")
     ax.grid(True, axis="x", which="both", alpha=0.3)
@@ -402,7 +418,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{headline(result)}\n")
         for mode, table in case_tables(result).items():
             print(f"### {mode}\n\n{markdown(table)}\n")
-    print(f"## Summary: worst case per ratio and class\n\n{markdown(summary_table(results))}")
+    print(
+        f"## Summary: worst case per ratio and class\n\n{markdown(summary_table(results))}"
+    )
     if args.plot:
         grids = [r for r in results if r["kind"] == "grid"]
         if not grids:

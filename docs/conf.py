@@ -18,7 +18,7 @@ sys.path.insert(0, str(DOCS / "_ext"))
 
 project = "trilu"
 author = "the trilu developers"
-copyright = "2026, the trilu developers"  # noqa: A001  (Sphinx's name)
+copyright = "2026, the trilu developers"
 version = release = trilu.__version__
 
 extensions = [
@@ -66,3 +66,15 @@ html_theme_options = {
 }
 html_context = {"default_mode": "light"}
 html_show_sourcelink = False
+# The user guide has a section navigation; the other pages are one page each.
+html_sidebars = {
+    page: []
+    for page in (
+        "index",
+        "getting_started",
+        "api",
+        "performance",
+        "development",
+        "changelog",
+    )
+}

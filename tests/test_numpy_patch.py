@@ -247,6 +247,6 @@ def test_scipy_through_the_patch_bit_identical() -> None:
             assert g.dtype == e.dtype, label
             assert g.shape == e.shape, label
             # the same bytes; a Fortran-ordered R may come back Fortran-ordered
-            assert np.ascontiguousarray(g).tobytes() == np.ascontiguousarray(
-                e
-            ).tobytes(), label
+            assert (
+                np.ascontiguousarray(g).tobytes() == np.ascontiguousarray(e).tobytes()
+            ), label

@@ -28,8 +28,11 @@ logger = logging.getLogger(__name__)
 
 
 def _report() -> Any:
-    spec = importlib.util.spec_from_file_location("trilu_bench_report", ROOT / "bench" / "report.py")
-    assert spec is not None and spec.loader is not None
+    spec = importlib.util.spec_from_file_location(
+        "trilu_bench_report", ROOT / "bench" / "report.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)

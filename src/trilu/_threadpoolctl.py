@@ -19,6 +19,7 @@ never imports it. Instead:
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any
 
@@ -97,10 +98,8 @@ _hook = _ImportHook()
 
 
 def _unhook() -> None:
-    try:
+    with contextlib.suppress(ValueError):  # already removed (by another thread)
         sys.meta_path.remove(_hook)
-    except ValueError:  # already removed (by another thread)
-        pass
 
 
 def install() -> None:
