@@ -154,3 +154,26 @@ def test_another_kernel_is_not_taken_for_trilu(tmp_path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "1"
+
+
+def test_a_failing_registration_never_breaks_the_import(tmp_path) -> None:
+    """A threadpoolctl whose register() raises still imports; trilu warns."""
+    (tmp_path / "threadpoolctl.py").write_text(
+        "class LibController:\n    pass\n\n"
+        "def register(controller):\n    raise RuntimeError('boom')\n",
+        encoding="utf-8",
+    )
+    proc = run_python(
+        """
+        import warnings, trilu
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import threadpoolctl
+        print(threadpoolctl.__name__, [str(w.message) for w in caught])
+        """,
+        PYTHONPATH=str(tmp_path),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("threadpoolctl [")
+    assert "could not be registered with threadpoolctl" in proc.stdout
+    assert "boom" in proc.stdout

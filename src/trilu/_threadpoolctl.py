@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import warnings
 from typing import Any
 
 _NAME = "threadpoolctl"
@@ -87,10 +88,22 @@ class _ImportHook:
         exec_module = loader.exec_module
 
         def exec_and_register(module: Any) -> None:
+            # once: a loader may serve other modules too (a zipimporter)
+            vars(loader).pop("exec_module", None)
             exec_module(module)
-            _register(module)
+            try:
+                _register(module)
+            except Exception as exc:  # noqa: BLE001  (never break the import)
+                warnings.warn(
+                    f"trilu's pool could not be registered with threadpoolctl: {exc!r}",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
 
-        loader.exec_module = exec_and_register  # this module's own loader
+        try:
+            loader.exec_module = exec_and_register
+        except AttributeError:  # a loader without instance attributes
+            return spec
         return spec
 
 
