@@ -85,9 +85,9 @@ def docs(session: nox.Session) -> None:
     session.install(".[docs]", "selenium>=4.10", "pytest>=8")
     build = ROOT / "docs" / "_build"
     shutil.rmtree(build, ignore_errors=True)
-    sphinx = ["sphinx-build", "-W", "--keep-going", "-q"]
+    sphinx = ["sphinx-build", "-W", "--keep-going"]
     session.run(*sphinx, "-b", "html", "docs", str(build / "html"))
-    session.run(*sphinx, "-b", "doctest", "docs", str(build / "doctest"))
+    session.run(*sphinx, "-q", "-b", "doctest", "docs", str(build / "doctest"))
     session.run("python", "-c", _DOCTEST_SUMMARY, str(build / "doctest" / "output.txt"))
     session.run(
         "python", "-m", "pytest", "docs/test_pages.py", "-p", "no:cacheprovider",
