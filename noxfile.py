@@ -15,8 +15,9 @@
   without Docker: see ``scripts/check_dist.py`` (``nox -s dist_check --
   --help``).
 - ``docs``: the documentation (``docs/``) with warnings as errors, its
-  examples as doctests, then ``docs/test_pages.py`` in headless Chromium
-  (Debian's ``chromium`` and ``chromium-driver``); HTML in ``docs/_build/html``.
+  examples as doctests, then ``docs/test_perf_page.py`` (the Performance
+  page's generator) and ``docs/test_pages.py`` in headless Chromium (Debian's
+  ``chromium`` and ``chromium-driver``); HTML in ``docs/_build/html``.
 - ``downstream``: a slice of scipy's tests with ``trilu.use_in_numpy()`` on
   (``scripts/downstream_scipy.py``).
 """
@@ -90,7 +91,8 @@ def docs(session: nox.Session) -> None:
     session.run(*sphinx, "-q", "-b", "doctest", "docs", str(build / "doctest"))
     session.run("python", "-c", _DOCTEST_SUMMARY, str(build / "doctest" / "output.txt"))
     session.run(
-        "python", "-m", "pytest", "docs/test_pages.py", "-p", "no:cacheprovider",
+        "python", "-m", "pytest", "docs/test_perf_page.py", "docs/test_pages.py",
+        "-p", "no:cacheprovider",
         *session.posargs,
     )  # fmt: skip
 

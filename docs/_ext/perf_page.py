@@ -44,19 +44,21 @@ def _heading(text: str, char: str) -> str:
 
 
 def _machine(report: Any, result: dict[str, Any]) -> str:
-    return f"*Run of {report.machine_line(result)}* (``{Path(result['path']).relative_to(ROOT)}``)\n"
+    path = Path(result["path"])
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+    return f"*Run of {report.machine_line(result)}* (``{shown}``)\n"
 
 
-def render(report: Any) -> str:
-    """The generated part of the Performance page, as reST."""
-    grid_path = RESULTS / "grid.json"
-    sweeps = report.load_all(RESULTS.glob("sweep-*.json"))
+def render(report: Any, results: Path = RESULTS, out: Path = OUT) -> str:
+    """The generated part of the Performance page, as reST; plots go to out."""
+    grid_path = results / "grid.json"
+    sweeps = report.load_all(results.glob("sweep-*.json"))
     parts = []
 
     parts.append(_heading("The grid", "-"))
     if grid_path.is_file():
         grid = report.load(grid_path)
-        report.plot_grid(grid, OUT / "grid.png")
+        report.plot_grid(grid, out / "grid.png")
         parts.append(_machine(report, grid))
         parts.append(f"**{report.headline(grid)}.**\n")
         parts.append(
@@ -77,7 +79,7 @@ def render(report: Any) -> str:
 
     parts.append(_heading("The shape sweep", "-"))
     if sweeps:
-        report.plot_sweep(sweeps, OUT / "sweep.png")
+        report.plot_sweep(sweeps, out / "sweep.png")
         parts.append(
             f"{len(sweeps)} sweep file(s): shapes drawn per class from a seed, so "
             "that no fixed case can be tuned for.\n"
