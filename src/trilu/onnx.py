@@ -39,6 +39,47 @@ class Trilu(OpRun):
     be built as in mlprodict, ``Trilu(node, desc=None, **options)``: the node's
     attributes are read, then overridden by ``desc["atts"]`` and by options
     named after an attribute; other options are kept in ``self.options``.
+
+    Parameters
+    ----------
+    onnx_node : onnx.NodeProto
+        A ``Trilu`` node: input ``x``, optional input ``k``, attribute
+        ``upper`` (default 1).
+    run_params : dict, optional
+        What ``ReferenceEvaluator`` passes (``log``, ``opsets``, ...). A dict
+        without ``"opsets"`` is taken as mlprodict's `desc`.
+    schema : onnx.defs.OpSchema, optional
+        Passed on to ``onnx.reference.op_run.OpRun``.
+    desc : dict, optional
+        mlprodict's node description: ``desc["atts"][name]["value"]``
+        overrides the node's attribute `name`.
+    **options
+        An option named after an attribute (``upper=0``) overrides it; others
+        are kept in ``self.options``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``upper`` is not a bool or 0/1 (the node's name is in the message).
+
+    See Also
+    --------
+    trilu.trilu : The function each node runs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onnx import helper
+    >>> from onnx.reference import ReferenceEvaluator
+    >>> from trilu.onnx import Trilu
+    >>> node = helper.make_node("Trilu", ["x"], ["y"], upper=0)
+    >>> x = np.arange(1, 10, dtype=np.float32).reshape(3, 3)
+    >>> ReferenceEvaluator(node, new_ops=[Trilu]).run(None, {"x": x})[0]
+    array([[1., 0., 0.],
+           [4., 5., 0.],
+           [7., 8., 9.]], dtype=float32)
+    >>> Trilu(node).to_python(["x"])
+    ('import trilu', 'return trilu.trilu(x, 0, upper=False)')
     """
 
     atts: ClassVar[dict[str, int]] = {"upper": 1}  # mlprodict's: attribute defaults

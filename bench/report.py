@@ -1,0 +1,451 @@
+"""Tables and plots from benchmark results files (``bench/results/*.json``).
+
+    python bench/report.py bench/results/*.json [--plot PNG] [--sweep-plot PNG]
+        [--readme README.md]
+
+prints each file's tables and the summary as Markdown; ``--plot`` draws the
+grid's ratios, ``--sweep-plot`` the sweeps' ratios by shape class,
+``--readme`` rewrites the README's headline line from the grid file. The
+documentation's Performance page is made from the same functions at build time
+(``docs/_ext/perf_page.py``), so nothing in it is pasted by hand.
+
+A results file, written by ``bench/bench.py --json`` (``"kind": "grid"``) or
+``bench/sweep.py`` (``"kind": "sweep"``)::
+
+    {"schema": 1, "kind": "grid" | "sweep", "date": "2026-12-01T05:30:00Z",
+     "seed": null | 3,
+     "machine": {"cpu": ..., "arch": ..., "cpus": 2, "python": ..., "numpy": ...,
+                 "trilu": ..., "trilu_threads": 2, "torch": null | "2.x",
+                 "onnxruntime": null | "1.x"},
+     "cases": [{"name": ..., "class": "tall", "op": "tril",
+                "mode": "fresh" | "out" | "inplace", "shape": [200000, 6],
+                "dtype": "float64", "k": 0, "layout": "C",
+                "result_bytes": 9600000, "kept_fraction": 0.99,
+                "trilu_s": 0.0012,
+                "ratios": {"numpy": 10.2, "copy": 1.2, "zeros": null, ...}}]}
+
+A ratio is the peer's time over trilu's (above 1: trilu is faster); a peer
+that was not measured is null or absent. Sweep classes: tall, wide, square,
+batch, k, negstride, transposed, dtype; the grid's cases are all "grid".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+SCHEMA = 1
+# The order ratio kinds are shown in; any other kind follows, sorted.
+RATIO_ORDER = ["numpy", "torch", "onnxruntime", "copy", "zeros", "copyto", "empty_like"]
+CLASS_ORDER = [
+    "tall", "wide", "square", "batch", "k", "negstride", "transposed", "dtype", "grid",
+]  # fmt: skip
+MODE_ORDER = ["fresh", "out", "inplace"]
+PEER_LABEL = {
+    "numpy": "numpy.triu/tril",
+    "torch": "torch.triu/tril",
+    "onnxruntime": "onnxruntime Trilu",
+    "copy": "x.copy()",
+    "zeros": "np.zeros_like",
+    "copyto": "np.copyto",
+    "empty_like": "np.empty_like",
+}
+
+
+# --- loading -------------------------------------------------------------------
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    """One results file, checked against the schema; ``path`` is kept in it."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if data.get("schema") != SCHEMA:
+        raise ValueError(f"{path}: schema {data.get('schema')!r}, expected {SCHEMA}")
+    if data.get("kind") not in ("grid", "sweep"):
+        raise ValueError(f"{path}: kind {data.get('kind')!r}, expected grid or sweep")
+    for key in ("date", "machine", "cases"):
+        if key not in data:
+            raise ValueError(f"{path}: no {key!r}")
+    for case in data["cases"]:
+        for key in ("name", "op", "mode", "trilu_s", "ratios"):
+            if key not in case:
+                raise ValueError(f"{path}: a case has no {key!r}: {case}")
+    data["path"] = str(path)
+    return data
+
+
+def load_all(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    return [load(p) for p in sorted(paths, key=str)]
+
+
+def _ordered(names: Iterable[str], order: Sequence[str]) -> list[str]:
+    names = set(names)
+    return [n for n in order if n in names] + sorted(names - set(order))
+
+
+def ratio_kinds(results: Sequence[dict[str, Any]]) -> list[str]:
+    """Every ratio kind measured (not null) in any case of these results."""
+    kinds = {
+        kind
+        for result in results
+        for case in result["cases"]
+        for kind, value in case["ratios"].items()
+        if value is not None
+    }
+    return _ordered(kinds, RATIO_ORDER)
+
+
+def _class(case: dict[str, Any]) -> str:
+    return str(case.get("class") or "grid")
+
+
+# --- numbers -------------------------------------------------------------------------
+
+
+def fmt_time(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.2f} us"
+    if seconds < 1:
+        return f"{seconds * 1e3:.3f} ms"
+    return f"{seconds:.3f} s"
+
+
+def fmt_ratio(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}x"
+
+
+def machine_line(result: dict[str, Any]) -> str:
+    """Which machine, which versions, when: one sentence."""
+    m = result["machine"]
+    bits = [
+        f"{m.get('cpu', '?')} ({m.get('arch', '?')}, {m.get('cpus', '?')} CPUs)",
+        f"Python {m.get('python', '?')}",
+        f"numpy {m.get('numpy', '?')}",
+        f"trilu {m.get('trilu', '?')} ({m.get('trilu_threads', '?')} threads)",
+    ]
+    bits += [
+        f"{peer} {m[peer]}" if m.get(peer) else f"no {peer}"
+        for peer in ("torch", "onnxruntime")
+    ]
+    seed = result.get("seed")
+    when = result["date"].replace("T", " ").replace("Z", " UTC")
+    tail = f", seed {seed}" if seed is not None else ""
+    return f"{when}{tail}: " + ", ".join(bits)
+
+
+def summary(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per mode, ratio kind and class: the worst (lowest) ratio, its case, the
+    median and the number of cases."""
+    groups: dict[tuple[str, str, str], list[tuple[float, str]]] = {}
+    for result in results:
+        for case in result["cases"]:
+            for kind, value in case["ratios"].items():
+                if value is None:
+                    continue
+                key = (case["mode"], kind, _class(case))
+                groups.setdefault(key, []).append((float(value), _label(case)))
+    rows = []
+    modes = _ordered({k[0] for k in groups}, MODE_ORDER)
+    kinds = _ordered({k[1] for k in groups}, RATIO_ORDER)
+    classes = _ordered({k[2] for k in groups}, CLASS_ORDER)
+    for mode in modes:
+        for kind in kinds:
+            for cls in classes:
+                values = groups.get((mode, kind, cls))
+                if not values:
+                    continue
+                worst = min(values)
+                rows.append(
+                    {
+                        "mode": mode,
+                        "ratio": kind,
+                        "class": cls,
+                        "worst": worst[0],
+                        "worst_case": worst[1],
+                        "median": statistics.median(v for v, _ in values),
+                        "cases": len(values),
+                    }
+                )
+    return rows
+
+
+def _label(case: dict[str, Any]) -> str:
+    name = str(case["name"])
+    return name if case["op"] in name else f"{name} {case['op']}"
+
+
+# --- tables --------------------------------------------------------------------------
+
+Table = tuple[list[str], list[list[str]]]  # header, rows
+
+
+def case_tables(result: dict[str, Any]) -> dict[str, Table]:
+    """One table per mode: each case's trilu time and its ratios."""
+    tables = {}
+    modes = _ordered({c["mode"] for c in result["cases"]}, MODE_ORDER)
+    for mode in modes:
+        cases = [c for c in result["cases"] if c["mode"] == mode]
+        kinds = ratio_kinds([{"cases": cases}])
+        header = ["case", "op", "trilu", *(f"{k} / trilu" for k in kinds)]
+        if result["kind"] == "sweep":
+            header.insert(1, "class")
+        rows = []
+        for c in cases:
+            row = [str(c["name"]), c["op"], fmt_time(c["trilu_s"])]
+            row += [fmt_ratio(c["ratios"].get(k)) for k in kinds]
+            if result["kind"] == "sweep":
+                row.insert(1, _class(c))
+            rows.append(row)
+        tables[mode] = (header, rows)
+    return tables
+
+
+def summary_table(results: Sequence[dict[str, Any]]) -> Table:
+    header = ["mode", "ratio", "class", "worst", "worst case", "median", "cases"]
+    rows = [
+        [
+            r["mode"],
+            f"{r['ratio']} / trilu",
+            r["class"],
+            fmt_ratio(r["worst"]),
+            r["worst_case"],
+            fmt_ratio(r["median"]),
+            str(r["cases"]),
+        ]
+        for r in summary(results)
+    ]
+    return header, rows
+
+
+def markdown(table: Table) -> str:
+    header, rows = table
+    right = [
+        i
+        for i, h in enumerate(header)
+        if h not in ("case", "op", "class", "mode", "ratio", "worst case")
+    ]
+    lines = ["| " + " | ".join(header) + " |"]
+    lines.append(
+        "|"
+        + "|".join("---:" if i in right else "---" for i in range(len(header)))
+        + "|"
+    )
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def rst(table: Table, title: str = "") -> str:
+    """A reST ``list-table``."""
+    header, rows = table
+    out = [f".. list-table:: {title}".rstrip(), "   :header-rows: 1", ""]
+    for row in [header, *rows]:
+        out.append("   * - " + _rst_cell(row[0]))
+        out += [f"     - {_rst_cell(cell)}" for cell in row[1:]]
+    return "\n".join(out) + "\n"
+
+
+def _rst_cell(text: str) -> str:
+    return text.replace("*", r"\*").replace("|", r"\|").replace("_", r"\_") or "\\ "
+
+
+# --- plots ----------------------------------------------------------------------------
+
+
+def _pyplot() -> Any:
+    import matplotlib as mpl  # noqa: PLC0415  (only for plots)
+
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    return plt
+
+
+def _ratio_axis(axis: Any, values: list[float]) -> None:
+    """A log axis of ratios that always shows 1 (and 0.5-2 at least),
+    labelled 0.5x, 1x, 2x... rather than in powers of ten."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter  # noqa: PLC0415
+
+    low = min([0.5, *values]) / 1.15
+    high = max([2.0, *values]) * 1.15
+    axis.set_view_interval(low, high, ignore=True)
+    ticks = [m * 10.0**e for e in range(-3, 4) for m in (1, 2, 5)]
+    axis.set_major_locator(FixedLocator([t for t in ticks if low <= t <= high]))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
+    axis.set_minor_formatter(FuncFormatter(lambda *_: ""))
+
+
+def _footer(results: Sequence[dict[str, Any]]) -> str:
+    lines = {machine_line(r) for r in results}
+    return "\n".join(sorted(lines)[:3]) + ("\n..." if len(lines) > 3 else "")
+
+
+def plot_sweep(results: list[dict[str, Any]], path: str | Path) -> None:
+    """Ratio against shape class, one marker per case, one panel per ratio
+    kind (log y-axis, a line at 1: above it trilu is faster), from one or more
+    results files; each file's mode gets its own marker. Writes a PNG."""
+    plt = _pyplot()
+    kinds = ratio_kinds(results) or ["numpy"]
+    classes = _ordered(
+        {_class(c) for r in results for c in r["cases"]}, CLASS_ORDER
+    ) or ["grid"]
+    markers = {"fresh": "o", "out": "s", "inplace": "^"}
+    ncols = min(3, len(kinds))
+    nrows = math.ceil(len(kinds) / ncols)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows + 0.6), squeeze=False
+    )
+    for ax, kind in zip(axes.flat, kinds, strict=False):
+        seen_modes = set()
+        for result in results:
+            for i, case in enumerate(result["cases"]):
+                value = case["ratios"].get(kind)
+                if value is None:
+                    continue
+                x = classes.index(_class(case)) + ((i * 0.618) % 1 - 0.5) * 0.5
+                mode = case["mode"]
+                ax.scatter(
+                    x, value, s=14, alpha=0.7, marker=markers.get(mode, "o"),
+                    color=f"C{MODE_ORDER.index(mode) if mode in MODE_ORDER else 3}",
+                    label=None if mode in seen_modes else mode,
+                )  # fmt: skip
+                seen_modes.add(mode)
+        ax.axhline(1, color="black", linewidth=1)
+        ax.set_yscale("log")
+        _ratio_axis(
+            ax.yaxis,
+            [
+                c["ratios"][kind]
+                for r in results
+                for c in r["cases"]
+                if c["ratios"].get(kind) is not None
+            ],
+        )
+        ax.set_xticks(range(len(classes)), classes, rotation=30)
+        ax.set_xlim(-0.6, len(classes) - 0.4)
+        ax.set_title(f"{PEER_LABEL.get(kind, kind)} / trilu")
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+        if len(seen_modes) > 1:
+            ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(kinds) :]:
+        ax.set_visible(False)
+    axes[0][0].set_ylabel("peer time / trilu time (log)")
+    fig.text(0.01, 0.005, _footer(results), fontsize=6, va="bottom")
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_grid(result: dict[str, Any], path: str | Path) -> None:
+    """The grid's ratios, case by case: one row per case and mode, one colour
+    per ratio kind, log x-axis, a line at 1. Writes a PNG."""
+    plt = _pyplot()
+    cases = sorted(
+        [
+            c
+            for c in result["cases"]
+            if any(v is not None for v in c["ratios"].values())
+        ],
+        key=lambda c: MODE_ORDER.index(c["mode"]) if c["mode"] in MODE_ORDER else 9,
+    )
+    kinds = ratio_kinds([result])
+    fig, ax = plt.subplots(figsize=(8, 0.22 * len(cases) + 1.4))
+    for j, kind in enumerate(kinds):
+        xs, ys = [], []
+        for i, case in enumerate(cases):
+            value = case["ratios"].get(kind)
+            if value is not None:
+                xs.append(value)
+                ys.append(i)
+        ax.scatter(
+            xs, ys, s=18, color=f"C{j}", label=f"{PEER_LABEL.get(kind, kind)} / trilu"
+        )
+    ax.axvline(1, color="black", linewidth=1)
+    ax.set_xscale("log")
+    _ratio_axis(
+        ax.xaxis,
+        [v for c in cases for v in c["ratios"].values() if v is not None],
+    )
+    ax.set_yticks(
+        range(len(cases)), [f"{_label(c)} [{c['mode']}]" for c in cases], fontsize=6
+    )
+    ax.invert_yaxis()
+    ax.set_xlabel("peer time / trilu time (log; right of 1: trilu is faster)")
+    ax.grid(True, axis="x", which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.text(0.01, 0.005, _footer([result]), fontsize=6, va="bottom")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def headline(result: dict[str, Any]) -> str:
+    """One line: numpy / trilu over the grid's fresh cases, worst and median."""
+    values = [
+        c["ratios"]["numpy"]
+        for c in result["cases"]
+        if c["mode"] == "fresh" and c["ratios"].get("numpy") is not None
+    ]
+    if not values:
+        return "no numpy ratios in this file"
+    return (
+        f"numpy.triu/tril take {statistics.median(values):.1f}x trilu's time at the "
+        f"median of {len(values)} cases, {min(values):.1f}x at worst "
+        f"({result['date'][:10]}, {result['machine'].get('cpu', '?')})"
+    )
+
+
+# --- command line ----------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="+", help="results files (JSON)")
+    parser.add_argument("--plot", metavar="PNG", help="the grid's ratios, case by case")
+    parser.add_argument("--sweep-plot", metavar="PNG", help="ratios by shape class")
+    parser.add_argument(
+        "--readme", metavar="MD", help="rewrite the line after <!-- perf:headline -->"
+    )
+    args = parser.parse_args(argv)
+    results = load_all(args.files)
+    for result in results:
+        print(f"## {result['path']} ({result['kind']})\n\n{machine_line(result)}\n")
+        if result["kind"] == "grid":
+            print(f"{headline(result)}\n")
+        for mode, table in case_tables(result).items():
+            print(f"### {mode}\n\n{markdown(table)}\n")
+    print(
+        f"## Summary: worst case per ratio and class\n\n{markdown(summary_table(results))}"
+    )
+    if args.plot:
+        grids = [r for r in results if r["kind"] == "grid"]
+        if not grids:
+            parser.error("--plot needs a grid results file")
+        plot_grid(grids[-1], args.plot)
+    if args.sweep_plot:
+        plot_sweep(results, args.sweep_plot)
+    if args.readme:
+        grids = [r for r in results if r["kind"] == "grid"]
+        if not grids:
+            parser.error("--readme needs a grid results file")
+        write_headline(Path(args.readme), grids[-1])
+    return 0
+
+
+HEADLINE_MARKER = "<!-- perf:headline -->"
+
+
+def write_headline(readme: Path, result: dict[str, Any]) -> None:
+    """Put headline(result) on the line after the marker in a Markdown file."""
+    lines = readme.read_text(encoding="utf-8").split("\n")
+    at = lines.index(HEADLINE_MARKER) + 1
+    lines[at : at + 1] = [headline(result) + "."]
+    readme.write_text("\n".join(lines), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""Put trilu's triu and tril in numpy's namespace, and take them out again.
+
+Nothing happens at import: the patch is an explicit switch, as Intel's
+``mkl_umath.use_in_numpy()``. It replaces the attributes ``numpy.triu`` and
+``numpy.tril``, so it reaches every call that looks the name up in numpy's
+namespace when it runs (``np.triu(a)``, ``numpy.tril(a)``), in any module,
+but not a name bound before the patch (``from numpy import triu``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from _thread import allocate_lock  # threading costs 0.7 ms to import, unused
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from . import _api
+
+_lock = allocate_lock()
+# numpy's functions as they were when the patch went on; empty while it is off
+_saved: dict[str, Any] = {}
+
+
+def use_in_numpy() -> None:
+    """Make ``numpy.triu`` and ``numpy.tril`` trilu's :func:`~trilu.triu` and
+    :func:`~trilu.tril`, for the whole process, until :func:`restore_numpy`.
+
+    Only lookups of the names in numpy's namespace made after this call are
+    reached: a name bound earlier with ``from numpy import triu`` keeps numpy's
+    function. Calling it again while the patch is on does nothing.
+    Arrays of other libraries that implement ``__array_function__`` (dask
+    aside) still reach their own ``triu``/``tril`` through numpy's original
+    functions, never through the patched names.
+
+    Examples
+    --------
+    >>> import numpy as np, trilu
+    >>> trilu.use_in_numpy()
+    >>> np.triu is trilu.triu
+    True
+    >>> np.triu(np.ones((2, 2)))
+    array([[1., 1.],
+           [0., 1.]])
+    >>> trilu.restore_numpy()
+    >>> np.triu is trilu.triu
+    False
+    """
+    with _lock:
+        if _saved:
+            return
+        _saved.update(triu=np.triu, tril=np.tril)
+        np.triu = _api.triu
+        np.tril = _api.tril
+
+
+def restore_numpy() -> None:
+    """Put back exactly the ``numpy.triu`` and ``numpy.tril`` that
+    :func:`use_in_numpy` replaced; nothing happens if the patch is off.
+
+    Examples
+    --------
+    >>> import numpy as np, trilu
+    >>> original = np.tril
+    >>> trilu.use_in_numpy()
+    >>> trilu.restore_numpy()
+    >>> np.tril is original
+    True
+    """
+    with _lock:
+        if not _saved:
+            return
+        np.triu = _saved.pop("triu")
+        np.tril = _saved.pop("tril")
+
+
+def is_patched() -> bool:
+    """Whether :func:`use_in_numpy` is in effect."""
+    return bool(_saved)
+
+
+@contextlib.contextmanager
+def patched() -> Iterator[None]:
+    """A context manager: :func:`use_in_numpy` for the ``with`` block.
+
+    On leaving the block numpy's functions are restored, unless the patch was
+    already on when the block began (then it stays on). The patch is
+    process-wide: other threads see it during the block too.
+
+    Examples
+    --------
+    >>> import numpy as np, trilu
+    >>> with trilu.patched():
+    ...     np.tril is trilu.tril
+    True
+    >>> np.tril is trilu.tril
+    False
+    """
+    already = is_patched()
+    use_in_numpy()
+    try:
+        yield
+    finally:
+        if not already:
+            restore_numpy()

@@ -1,0 +1,149 @@
+"""bench/report.py: results files in, tables, summary and headline out.
+
+The Performance page and the README's headline are made by these functions
+from ``bench/results/*.json``. Skipped where the checkout's ``bench/`` is not
+there (the wheel tests copy only ``tests/``); plots need matplotlib.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _cases import optional
+
+ROOT = Path(__file__).resolve().parent.parent
+REPORT = ROOT / "bench" / "report.py"
+if not REPORT.is_file():
+    pytest.skip("no bench/ beside the tests", allow_module_level=True)
+
+_spec = importlib.util.spec_from_file_location("trilu_bench_report", REPORT)
+assert _spec is not None
+assert _spec.loader is not None
+report = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = report
+_spec.loader.exec_module(report)
+
+
+def _case(name: str, cls: str, mode: str, **ratios: float | None) -> dict[str, Any]:
+    return {
+        "name": name, "class": cls, "op": "triu", "mode": mode, "shape": [4, 4],
+        "dtype": "float64", "k": 0, "layout": "C", "result_bytes": 128,
+        "kept_fraction": 0.625, "trilu_s": 1e-6, "ratios": ratios,
+    }  # fmt: skip
+
+
+def _result(kind: str, cases: list[dict[str, Any]], seed: int | None = None) -> dict:
+    return {
+        "schema": 1, "kind": kind, "date": "2026-12-01T05:30:00Z", "seed": seed,
+        "machine": {"cpu": "CPU X", "arch": "x86_64", "cpus": 2, "python": "3.11.7",
+                    "numpy": "2.4.6", "trilu": "0.1.0", "trilu_threads": 2,
+                    "torch": None, "onnxruntime": "1.32.0"},
+        "cases": cases,
+    }  # fmt: skip
+
+
+SWEEP = _result(
+    "sweep",
+    [
+        _case("tall a", "tall", "fresh", numpy=9.0, copy=1.5, torch=None),
+        _case("tall b", "tall", "fresh", numpy=3.0, copy=0.8),
+        _case("wide a", "wide", "fresh", numpy=12.0, copy=None),
+        _case("wide b", "wide", "out", copyto=1.1),
+    ],
+    seed=3,
+)
+
+
+def test_summary_worst_case_per_ratio_and_class() -> None:
+    rows = {(r["mode"], r["ratio"], r["class"]): r for r in report.summary([SWEEP])}
+    assert set(rows) == {
+        ("fresh", "numpy", "tall"),
+        ("fresh", "numpy", "wide"),
+        ("fresh", "copy", "tall"),
+        ("out", "copyto", "wide"),
+    }  # null ratios (torch, wide's copy) count nowhere
+    tall = rows["fresh", "numpy", "tall"]
+    assert (tall["worst"], tall["worst_case"], tall["median"], tall["cases"]) == (
+        3.0, "tall b triu", 6.0, 2,
+    )  # fmt: skip
+    assert rows["fresh", "copy", "tall"]["worst"] == 0.8  # below 1 is kept as is
+
+
+def test_tables_and_renderings() -> None:
+    tables = report.case_tables(SWEEP)
+    assert list(tables) == ["fresh", "out"]
+    header, rows = tables["fresh"]
+    assert header == ["case", "class", "op", "trilu", "numpy / trilu", "copy / trilu"]
+    assert rows[2] == ["wide a", "wide", "triu", "1.00 us", "12.00x", "n/a"]
+    md = report.markdown(tables["fresh"])
+    assert md.splitlines()[1] == "|---|---|---|---:|---:|---:|"
+    rst = report.rst(report.summary_table([SWEEP]))
+    assert rst.startswith(".. list-table::")
+    assert "     - tall b triu" in rst
+
+
+def test_machine_line_and_headline() -> None:
+    line = report.machine_line(SWEEP)
+    assert line.startswith("2026-12-01 05:30:00 UTC, seed 3: CPU X (x86_64, 2 CPUs)")
+    assert "no torch, onnxruntime 1.32.0" in line
+    grid = _result("grid", [_case("a", "grid", "fresh", numpy=4.0),
+                            _case("b", "grid", "fresh", numpy=8.0),
+                            _case("c", "grid", "fresh", numpy=20.0)])  # fmt: skip
+    assert report.headline(grid) == (
+        "numpy.triu/tril take 8.0x trilu's time at the median of 3 cases, "
+        "4.0x at worst (2026-12-01, CPU X)"
+    )
+
+
+def test_load_checks_the_schema(tmp_path: Path) -> None:
+    good = tmp_path / "sweep-1.json"
+    good.write_text(json.dumps(SWEEP), encoding="utf-8")
+    assert report.load(good)["path"] == str(good)
+    for broken in ({**SWEEP, "schema": 2}, {**SWEEP, "kind": "other"},
+                   {k: v for k, v in SWEEP.items() if k != "machine"}):  # fmt: skip
+        path = tmp_path / "bad.json"
+        path.write_text(json.dumps(broken), encoding="utf-8")
+        with pytest.raises(ValueError, match=r"bad\.json"):
+            report.load(path)
+
+
+def test_write_headline(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        "# x\n\n<!-- perf:headline -->\nold line.\n\nrest\n", encoding="utf-8"
+    )
+    grid = _result("grid", [_case("a", "grid", "fresh", numpy=5.0)])
+    report.write_headline(readme, grid)
+    assert readme.read_text(encoding="utf-8").splitlines()[3] == (
+        report.headline(grid) + "."
+    )
+
+
+def test_committed_results_and_readme_agree() -> None:
+    """Every committed results file loads; the README's headline is grid.json's."""
+    files = sorted((ROOT / "bench" / "results").glob("*.json"))
+    results = report.load_all(files)
+    grids = [r for r in results if r["kind"] == "grid"]
+    if not grids:
+        pytest.skip("no grid results file committed")
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    headline = lines[lines.index(report.HEADLINE_MARKER) + 1]
+    assert (
+        headline == report.headline(report.load(ROOT / "bench/results/grid.json")) + "."
+    )
+
+
+def test_plots(tmp_path: Path) -> None:
+    if optional("matplotlib") is None:
+        pytest.skip("matplotlib is not installed")
+    report.plot_sweep([SWEEP, {**SWEEP, "seed": 4}], tmp_path / "sweep.png")
+    grid = _result("grid", [_case("a", "grid", "fresh", numpy=5.0, copy=0.9),
+                            _case("a", "grid", "inplace", torch=None)])  # fmt: skip
+    report.plot_grid(grid, tmp_path / "grid.png")
+    for name in ("sweep.png", "grid.png"):
+        assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")

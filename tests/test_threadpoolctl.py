@@ -1,0 +1,179 @@
+"""threadpoolctl sees trilu's thread pool and caps it; trilu never imports it.
+
+The controller is registered with threadpoolctl's documented ``register``:
+right away when threadpoolctl is already imported when trilu is, otherwise the
+moment threadpoolctl is first imported. Both orders run in fresh interpreters.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+from _cases import need, run_python
+
+import trilu
+
+threadpoolctl = need("threadpoolctl")
+
+
+def _trilu_entries() -> list[dict]:
+    return [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "trilu"]
+
+
+@pytest.fixture
+def restore_threads():
+    before = trilu.get_num_threads()
+    yield
+    trilu.set_num_threads(before)
+
+
+def test_threadpool_info_lists_trilu() -> None:
+    """One entry, with the four fields and the kernel's own file."""
+    (entry,) = _trilu_entries()
+    assert entry["internal_api"] == "trilu"
+    assert entry["version"] == trilu.__version__
+    assert entry["num_threads"] == trilu.get_num_threads()
+    assert entry["prefix"] == "_kernel"
+    assert entry["filepath"] == os.path.realpath(trilu._kernel.__file__)
+
+
+@pytest.mark.usefixtures("restore_threads")
+def test_info_follows_set_num_threads() -> None:
+    """trilu.set_num_threads and threadpool_info agree, both ways."""
+    trilu.set_num_threads(3)
+    assert _trilu_entries()[0]["num_threads"] == 3
+    controller = threadpoolctl.ThreadpoolController().select(user_api="trilu")
+    controller.lib_controllers[0].set_num_threads(5)
+    assert trilu.get_num_threads() == 5
+    assert _trilu_entries()[0]["num_threads"] == 5
+
+
+@pytest.mark.usefixtures("restore_threads")
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"limits": 1},
+        {"limits": 1, "user_api": "trilu"},
+        {"limits": {"trilu": 1}},
+    ],
+    ids=["all", "user_api", "dict"],
+)
+def test_threadpool_limits_caps_and_restores(kwargs: dict) -> None:
+    trilu.set_num_threads(4)
+    with threadpoolctl.threadpool_limits(**kwargs):
+        assert trilu.get_num_threads() == 1
+        assert _trilu_entries()[0]["num_threads"] == 1
+    assert trilu.get_num_threads() == 4
+
+
+@pytest.mark.usefixtures("restore_threads")
+def test_limits_of_another_api_leave_trilu_alone() -> None:
+    trilu.set_num_threads(4)
+    with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
+        assert trilu.get_num_threads() == 4
+    assert trilu.get_num_threads() == 4
+
+
+@pytest.mark.usefixtures("restore_threads")
+def test_threadpool_limits_as_decorator_and_controller() -> None:
+    trilu.set_num_threads(2)
+
+    @threadpoolctl.threadpool_limits.wrap(limits=1, user_api="trilu")
+    def inside() -> int:
+        return trilu.get_num_threads()
+
+    assert inside() == 1
+    assert trilu.get_num_threads() == 2
+    with threadpoolctl.ThreadpoolController().limit(limits=3, user_api="trilu"):
+        assert trilu.get_num_threads() == 3
+    assert trilu.get_num_threads() == 2
+
+
+REPORT = """
+import json, sys
+{first}
+entries = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "trilu"]
+with threadpoolctl.threadpool_limits(limits=1):
+    capped = trilu.get_num_threads()
+print(json.dumps({{"entries": entries, "capped": capped,
+                  "after": trilu.get_num_threads(),
+                  "hooks": sum(type(f).__name__ == "_ImportHook" for f in sys.meta_path)}}))
+"""
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "import trilu\nimport threadpoolctl",
+        "import threadpoolctl\nimport trilu",
+        "import trilu\nfrom threadpoolctl import threadpool_info\nimport threadpoolctl",
+    ],
+    ids=["trilu-first", "threadpoolctl-first", "from-import"],
+)
+def test_import_order(first: str) -> None:
+    """Either import order registers the controller once; the hook is gone."""
+    proc = run_python(REPORT.format(first=first), TRILU_NUM_THREADS="3")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert len(report["entries"]) == 1
+    assert report["entries"][0]["num_threads"] == 3
+    assert report["capped"] == 1
+    assert report["after"] == 3
+    assert report["hooks"] == 0
+
+
+def test_import_trilu_does_not_import_threadpoolctl() -> None:
+    """threadpoolctl stays out of a process that does not import it; the only
+    trace is one finder at the front of sys.meta_path."""
+    proc = run_python(
+        """
+        import sys, trilu
+        print("threadpoolctl" in sys.modules,
+              type(sys.meta_path[0]).__name__)
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "_ImportHook"]
+
+
+def test_another_kernel_is_not_taken_for_trilu(tmp_path) -> None:
+    """A loaded library named _kernel* that is not trilu's gets no controller."""
+    if sys.platform != "linux":
+        pytest.skip("copies an ELF shared object")
+    proc = run_python(
+        f"""
+        import ctypes, shutil, trilu, threadpoolctl
+        copy = shutil.copy(trilu._kernel.__file__, {str(tmp_path)!r} + "/_kernel_other.so")
+        ctypes.CDLL(copy)
+        info = threadpoolctl.threadpool_info()
+        print(sum(i["user_api"] == "trilu" for i in info))
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "1"
+
+
+def test_a_failing_registration_never_breaks_the_import(tmp_path) -> None:
+    """A threadpoolctl whose register() raises still imports; trilu warns."""
+    (tmp_path / "threadpoolctl.py").write_text(
+        "class LibController:\n    pass\n\n"
+        "def register(controller):\n    raise RuntimeError('boom')\n",
+        encoding="utf-8",
+    )
+    proc = run_python(
+        """
+        import warnings, trilu
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import threadpoolctl
+        print(threadpoolctl.__name__, [str(w.message) for w in caught])
+        """,
+        PYTHONPATH=str(tmp_path),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("threadpoolctl [")
+    assert "could not be registered with threadpoolctl" in proc.stdout
+    assert "boom" in proc.stdout
