@@ -329,8 +329,8 @@ def triu(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
     Returns
     -------
     numpy.ndarray
-        The upper triangle: `out` if given, else a new array of `m`'s dtype
-        (Fortran-ordered if `m` is).
+        The upper triangle: `out` if given, else a new array of `m`'s dtype,
+        laid out in memory as `m` (as :func:`numpy.empty_like`).
 
     Raises
     ------
