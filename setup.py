@@ -1,11 +1,15 @@
 """Build the compiled kernel; all metadata lives in pyproject.toml."""
 
 import os
+import platform
 import sys
+import tempfile
+from pathlib import Path
 
 import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 # TRILU_DEBUG=1 builds with bounds checks and without optimization.
 debug = os.environ.get("TRILU_DEBUG") == "1"
@@ -37,9 +41,43 @@ kernel = Extension(
     extra_link_args=link_args,
 )
 
+# Intel's fix for its JCC erratum (Skylake to Cascade Lake, in microcode)
+# keeps a jump that crosses or ends on a 32-byte boundary out of the decoded
+# µop cache: a tight loop placed so runs 20-30% slower (the strided element
+# loop of a 2048x2048 [::2, ::2] view measured 0.78x as fast, then equal to
+# the same loop placed elsewhere, once padded). The assembler pads jumps away
+# from those boundaries: GCC takes -Wa,..., Clang the flag itself.
+JCC_FLAGS = ["-Wa,-mbranches-within-32B-boundaries", "-mbranches-within-32B-boundaries"]
+
+
+class BuildExt(build_ext):
+    """build_ext, plus the first JCC padding flag the compiler accepts (x86-64)."""
+
+    def build_extensions(self) -> None:
+        if self.compiler.compiler_type == "unix" and platform.machine().lower() in (
+            "x86_64",
+            "amd64",
+        ):
+            flag = next((f for f in JCC_FLAGS if self._accepts(f)), None)
+            for ext in self.extensions if flag else []:
+                ext.extra_compile_args.append(flag)
+        super().build_extensions()
+
+    def _accepts(self, flag: str) -> bool:
+        with tempfile.TemporaryDirectory() as tmp:
+            source = Path(tmp, "probe.c")
+            source.write_text("int probe(int x) { return x + 1; }\n")
+            try:
+                self.compiler.compile([str(source)], output_dir=tmp, extra_postargs=[flag])
+            except Exception:  # noqa: BLE001  (CompileError: not this compiler's flag)
+                return False
+        return True
+
+
 setup(
+    cmdclass={"build_ext": BuildExt},
     ext_modules=cythonize(
         [kernel],
         compiler_directives={"boundscheck": debug, "wraparound": debug},
-    )
+    ),
 )

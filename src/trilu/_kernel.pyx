@@ -304,14 +304,17 @@ cdef inline void kept_cols(bint upper, Py_ssize_t k, Py_ssize_t cols,
         hi[0] = min(max(i + k + 1, 0), cols)
 
 
-cdef inline void row_span(const Job *job, Part part, Py_ssize_t i,
-                          Py_ssize_t *lo, Py_ssize_t *hi) noexcept nogil:
-    """Columns [lo, hi) that row i of a run of this part keeps."""
+cdef inline void row_span(Part part, bint upper, Py_ssize_t k, Py_ssize_t cols,
+                          Py_ssize_t i, Py_ssize_t *lo,
+                          Py_ssize_t *hi) noexcept nogil:
+    """Columns [lo, hi) that row i of a run of this part keeps. Callers pass
+    the job's fields as locals: the compiler cannot assume that memcpy and
+    memset leave *job alone, and would reload them every row."""
     if part == DIAGONAL:
-        kept_cols(job.upper, job.k, job.cols, i, lo, hi)
+        kept_cols(upper, k, cols, i, lo, hi)
     else:
         lo[0] = 0
-        hi[0] = job.cols if part == KEPT else 0
+        hi[0] = cols if part == KEPT else 0
 
 
 cdef Py_ssize_t kept_upper(Py_ssize_t r, Py_ssize_t cols,
@@ -374,18 +377,18 @@ cdef void strided_rows(elem_t *tag, const Job *job, Py_ssize_t so,
     """Rows [r0, r1) of a matrix, elements of any strides: zero [0, lo), copy
     [lo, hi), zero [hi, cols), in address order (stores that jump back defeat
     the hardware's streaming)."""
-    cdef Py_ssize_t i, j, lo, hi, w = job.width, n = job.cols
+    cdef Py_ssize_t i, j, lo, hi, w = job.width, n = job.cols, k = job.k
     cdef Py_ssize_t ss = job.src_col, ds = job.dst_col
-    cdef const char *s
-    cdef char *d
+    cdef bint upper = job.upper, copy = job.copy_kept, zero = job.zero_rest
+    cdef const char *s = job.src + so + r0 * job.src_row
+    cdef char *d = job.dst + do + r0 * job.dst_row
+    cdef Py_ssize_t src_row = job.src_row, dst_row = job.dst_row
     cdef elem_t v
     for i in range(r0, r1):
-        row_span(job, part, i, &lo, &hi)
-        s = job.src + so + i * job.src_row
-        d = job.dst + do + i * job.dst_row
-        if job.zero_rest:
+        row_span(part, upper, k, n, i, &lo, &hi)
+        if zero:
             zero_run(tag, d, ds, w, lo)
-        if job.copy_kept:
+        if copy:
             if elem_t is any_width:
                 for j in range(lo, hi):
                     memcpy(d + j * ds, s + j * ss, w)
@@ -400,29 +403,33 @@ cdef void strided_rows(elem_t *tag, const Job *job, Py_ssize_t so,
                 for j in range(lo, hi):
                     memcpy(&v, s + j * ss, sizeof(elem_t))
                     memcpy(d + j * ds, &v, sizeof(elem_t))
-        if job.zero_rest:
+        if zero:
             zero_run(tag, d + hi * ds, ds, w, n - hi)
+        s += src_row
+        d += dst_row
 
 
-cdef void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
-                          Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
+cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
+                                 Py_ssize_t r0, Py_ssize_t r1,
+                                 Part part) noexcept nogil:
     """Rows [r0, r1) of a matrix, elements contiguous: a memset, a memcpy and a
     memset each, in address order; for large results, one pass of streaming
-    stores each (_stream.h). The job's fields are held in locals: the compiler
-    cannot assume that the calls leave *job alone, and would reload them."""
+    stores each (_stream.h)."""
     cdef Py_ssize_t i, lo, hi, ahead, t, rows = job.rows, w = job.width
-    cdef Py_ssize_t n = job.cols * w, src_row = job.src_row, dst_row = job.dst_row
+    cdef Py_ssize_t cols = job.cols, k = job.k, n = job.cols * w
+    cdef Py_ssize_t src_row = job.src_row, dst_row = job.dst_row
     cdef bint copy = job.copy_kept, zero = job.zero_rest, stream = job.stream
+    cdef bint upper = job.upper
     cdef const char *s = job.src + so + r0 * src_row
     cdef char *d = job.dst + do + r0 * dst_row
     for i in range(r0, r1):
         if copy and i + PREFETCH_ROWS < rows:
             # the head of the kept part PREFETCH_ROWS rows on
-            row_span(job, part, i + PREFETCH_ROWS, &lo, &hi)
+            row_span(part, upper, k, cols, i + PREFETCH_ROWS, &lo, &hi)
             ahead = PREFETCH_ROWS * src_row + lo * w
             for t in range(min(PREFETCH_LINES, (hi - lo) * w // 64)):
                 trilu_prefetch(s + ahead + 64 * t)
-        row_span(job, part, i, &lo, &hi)
+        row_span(part, upper, k, cols, i, &lo, &hi)
         lo *= w                    # in bytes from here
         hi *= w
         if not stream:
@@ -505,7 +512,9 @@ cdef void diagonal(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
     """Rows [r0, r1) of a matrix's diagonal band."""
     cdef Py_ssize_t row = job.cols * job.width
     cdef const char *mask = job.mask + (r0 - job.lead) * row
-    if job.method != BAND_MASK:
+    if job.method == ROWS:     # (inlined here with the part known)
+        contiguous_rows(job, so, do, r0, r1, DIAGONAL)
+    elif job.method != BAND_MASK:
         each_row(job, so, do, r0, r1, DIAGONAL)
     elif job.stream:
         trilu_stream_and(job.dst + do + r0 * row, job.src + so + r0 * row, mask,
