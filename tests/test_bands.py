@@ -15,6 +15,7 @@ in place, on one thread and on four.
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from typing import Any
 
@@ -26,7 +27,14 @@ import trilu
 from trilu import _kernel
 
 MIB = 1 << 20
-LINUX = sys.platform.startswith("linux")
+# trilu's memory handlers are built on Linux, and on unless TRILU_RECYCLE=0
+# was set at import (nox -s sanitize runs the suite both ways).
+HANDLERS = (
+    sys.platform.startswith("linux")
+    and os.environ.get("TRILU_RECYCLE", "").strip() != "0"
+)
+# Without them: zero pages come from numpy's calloc, the rest from malloc.
+WITHOUT_HANDLERS = {"zero_pages": "calloc", "recycled": "malloc"}
 
 
 @pytest.fixture(params=[1, 4], ids=["1-thread", "4-threads"])
@@ -195,15 +203,15 @@ def test_allocation_choice(name: str) -> None:
     """Each allocation, chosen by cost, gives numpy's result in every mode."""
     shape, dtype, k, upper, expected = ALLOCATIONS[name]
     x = nonzero_bytes(dtype, shape)
-    if expected == "recycled" and not LINUX:
-        expected = "malloc"  # no recycling handler
+    if not HANDLERS:
+        expected = WITHOUT_HANDLERS.get(expected, expected)
     plan = _kernel.explain(x, k, upper)
     assert plan["allocation"] == expected
     every_mode(x, k, upper)
     every_mode(np.asfortranarray(x), k, upper)
 
 
-@pytest.mark.skipif(not LINUX, reason="the spare block is kept on Linux only")
+@pytest.mark.skipif(not HANDLERS, reason="trilu's memory handlers are off")
 @pytest.mark.usefixtures("threads")
 def test_zero_pages_pass_over_the_spare_block() -> None:
     """A spare block of the right size is there, stale bytes and all; a mostly
@@ -230,6 +238,18 @@ def test_calloc_from_32_mib_without_a_spare_block() -> None:
     plan = _kernel.explain(x, -7, True)
     assert plan["allocation"] in ("calloc", "recycled")  # a spare may be left
     every_mode(x, -7, True)
+
+
+def test_no_bytes_at_all() -> None:
+    """An itemsize-0 dtype (V0): numpy's empty result, nothing divided by 0."""
+    for shape in ((3, 3), (2, 3, 3), (5, 1, 4)):
+        x = np.zeros(shape, "V0")
+        for upper in (True, False):
+            got = func(upper)(x, 1)
+            assert got.shape == shape
+            assert got.dtype == x.dtype
+            assert func(upper)(x, 1, out=np.zeros(shape, "V0")).shape == shape
+        assert _kernel.explain(x, 0, True) == {"allocation": "malloc"}
 
 
 # --- layouts ---------------------------------------------------------------------

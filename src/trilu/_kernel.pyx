@@ -15,7 +15,6 @@ acquiring two fused 3-D memoryviews costs ~390 ns a call, twice the time of
 """
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
-from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
@@ -101,6 +100,10 @@ cdef object _zero_pages = None
 if os.environ.get("TRILU_RECYCLE", "").strip() != "0":
     _recycler = trilu_recycler_capsule(_numpy_hugepages())
     _zero_pages = trilu_zero_pages_capsule()
+# The OS's page size, for the pages a result's kept part touches (Windows: 4 KiB).
+cdef Py_ssize_t _page = 4096
+if hasattr(os, "sysconf"):
+    _page = os.sysconf("SC_PAGE_SIZE")
 # The keep-mask AND runs 32 bytes at a time where the CPU has AVX2, unless the
 # environment says TRILU_AVX2=0 at import (which tests the portable loop).
 cdef bint _and_avx2 = (trilu_avx2_usable()
@@ -133,14 +136,16 @@ ctypedef fused elem_t:         # one element, moved whole
 # --- tuning (bytes; the mechanism beside each, the measurements in bench/) ----
 
 cdef enum:
-    # A row shorter than this costs more in calls (a memset and a memcpy, ~5-10
-    # ns) than in bytes moved: the diagonal band of such rows is ANDed with a
-    # keep-mask in one pass instead, when the mask fits in L1 beside the rows
-    # streaming through (32 KiB, the smallest L1D of the targets).
+    # A call to memset or memcpy costs ~5 ns whatever it moves (11-14 ns for
+    # a row's two, measured at 256-1024 bytes). A row shorter than this costs
+    # more in calls than in bytes: the diagonal band of such rows is ANDed
+    # with a keep-mask in one pass instead. The mask, reread for every matrix
+    # while the rows are read once, must stay in the nearest cache: no larger
+    # than the smallest L1D of the targets (32 KiB).
     MASK_ROW_BYTES = 256
     MASK_MAX_BYTES = 32768
     # A matrix this small is ANDed whole, a block of MASK_BLOCK_BYTES of
-    # consecutive matrices per pass: its bands would cost three calls (~20 ns,
+    # consecutive matrices per pass: its bands would cost three calls (~15 ns,
     # the time to move ~1 KiB from L2) where one pass over it costs less. At
     # the threshold both measured alike (11x11 and 12x12 float64 batches of
     # 200 KB, out=: 28.9 and 28.5 GB/s).
@@ -149,7 +154,7 @@ cdef enum:
     # Each thread gets at least this many bytes to move (written + read): below
     # ~1 MiB of work one thread beats two, waking a pooled worker included.
     PARALLEL_MIN_BYTES = 1 << 19
-    # A row's fixed cost (its memset and memcpy calls, ~5 ns) in bytes moved.
+    # A row's fixed cost (its memset and memcpy calls) in bytes moved.
     ROW_BYTES = 128
     # Contiguous rows prefetch the head of the kept part this many rows ahead,
     # this many cache lines: each row's copy starts a new stream, which the
@@ -172,9 +177,9 @@ cdef enum:
     # A page first written costs a fault in which the OS zeroes it: 4-6 times
     # a memset of a page already mapped (5.6x measured, 64 MiB of 4 KiB pages).
     # So fresh zero pages beat rewriting a block only where the zeros to write
-    # outweigh this many times the bytes of the pages the kept part touches.
+    # outweigh this many times the bytes of the pages the kept part touches
+    # (pages of the OS's size: 4 KiB, 16 KiB or 64 KiB by system).
     FAULT_COST = 4
-    PAGE_BYTES = 4096
     MAX_BATCH_DIMS = 64        # NPY_MAXDIMS of numpy 2 (numpy 1 has 32)
 
 
@@ -770,7 +775,7 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, cnp.ndarray dst, Py_ssize_t k,
     job.flat = False
     job.block = 1
     if job.method == MATRICES:
-        job.flat = job.ndim == 0 or (
+        job.flat = (
             job.ndim == 1
             and job.src_step[0] == job.matrix_bytes
             and job.dst_step[0] == job.matrix_bytes)
@@ -871,27 +876,44 @@ cdef bint same_memory(cnp.ndarray a, cnp.ndarray b) noexcept:
     return True
 
 
-def check_out(cnp.ndarray m not None, cnp.ndarray out not None):
-    """Reject a read-only out, or one whose elements overlap (a zero stride);
-    return whether out overlaps m's bytes without being exactly m's memory.
-    The caller has checked that out has m's shape."""
-    cdef int d, nd = cnp.PyArray_NDIM(out)
+cdef enum OutState:            # what an out of m's shape is to m
+    APART           # writable, and no byte shared with m
+    IN_PLACE        # m's own memory, walked the same way
+    OVERLAPS        # sharing some of m's bytes: m must be copied first
+    READ_ONLY
+    ZERO_STRIDE     # its elements overlap one another
+
+
+cdef OutState out_state(cnp.ndarray m, cnp.ndarray out) noexcept:
+    cdef int d
     cdef char *m_lo
     cdef char *m_hi
     cdef char *o_lo
     cdef char *o_hi
     if not cnp.PyArray_ISWRITEABLE(out):
-        raise ValueError("out is read-only")
-    if cnp.PyArray_SIZE(out) == 0:
-        return False
-    for d in range(nd):
+        return READ_ONLY
+    if cnp.PyArray_SIZE(out) == 0 or cnp.PyArray_ITEMSIZE(out) == 0:
+        return APART           # (no bytes to share)
+    for d in range(cnp.PyArray_NDIM(out)):
         if cnp.PyArray_STRIDES(out)[d] == 0 and cnp.PyArray_DIMS(out)[d] > 1:
-            raise ValueError("out has a zero stride: its elements overlap")
+            return ZERO_STRIDE
     if same_memory(m, out):
-        return False       # in place
+        return IN_PLACE
     extent(m, &m_lo, &m_hi)
     extent(out, &o_lo, &o_hi)
-    return m_lo < o_hi and o_lo < m_hi
+    return OVERLAPS if m_lo < o_hi and o_lo < m_hi else APART
+
+
+def check_out(cnp.ndarray m not None, cnp.ndarray out not None):
+    """Reject a read-only out, or one whose elements overlap (a zero stride);
+    return whether out overlaps m's bytes without being exactly m's memory.
+    The caller has checked that out has m's shape."""
+    cdef OutState state = out_state(m, out)
+    if state == READ_ONLY:
+        raise ValueError("out is read-only")
+    if state == ZERO_STRIDE:
+        raise ValueError("out has a zero stride: its elements overlap")
+    return state == OVERLAPS
 
 
 cdef Py_ssize_t clamp(object k, Py_ssize_t rows, Py_ssize_t cols) except? -1:
@@ -905,8 +927,9 @@ cdef Py_ssize_t clamp(object k, Py_ssize_t rows, Py_ssize_t cols) except? -1:
 
 cdef char layout(cnp.ndarray src) noexcept:
     """src's memory order, kept by a fresh result: b'C' where the axes' strides
-    fall (size-1 axes aside, broadcast axes outermost), b'F' where they rise,
-    b'K' otherwise (numpy's order 'K' then sorts the axes by stride)."""
+    fall (size-1 axes aside), b'F' where they rise, b'K' otherwise (numpy's
+    order 'K' then sorts the axes by stride, as np.empty_like). A broadcast
+    input (a zero stride) has no order of its own: b'C', numpy's default."""
     cdef int d, nd = cnp.PyArray_NDIM(src)
     cdef Py_ssize_t step, last = -1
     cdef bint falls = True, rises = True
@@ -915,7 +938,7 @@ cdef char layout(cnp.ndarray src) noexcept:
             continue
         step = abs(cnp.PyArray_STRIDES(src)[d])
         if step == 0:
-            step = PY_SSIZE_T_MAX
+            return b'C'
         if last >= 0:
             falls = falls and step <= last
             rises = rises and step >= last
@@ -956,18 +979,21 @@ cdef Allocation allocation(cnp.ndarray src, Py_ssize_t k, bint upper) noexcept:
     else:
         kept_rows = rows - min(rows, max(0, -k))
     if kept_rows:              # (+ a page for where the run starts in one)
-        touched = min(kept_rows * cols * w, kept + kept_rows * PAGE_BYTES) + PAGE_BYTES
+        touched = min(kept_rows * cols * w, kept + kept_rows * _page) + _page
     kept *= nb
     if size - kept >= FAULT_COST * min(size, nb * touched):
         how = ZERO_PAGES if _zero_pages is not None else CALLOC
     elif size < <Py_ssize_t>TRILU_RECYCLE_MIN:
         return MALLOC
-    elif trilu_spare_fits(size) or size < <Py_ssize_t>TRILU_CALLOC_MIN:
+    elif _recycler is not None and (trilu_spare_fits(size)
+                                    or size < <Py_ssize_t>TRILU_CALLOC_MIN):
         return RECYCLED
+    elif size < <Py_ssize_t>TRILU_CALLOC_MIN:
+        return MALLOC
     else:
         how = CALLOC
     if how == CALLOC and layout(src) == b'K':
-        return RECYCLED if size >= <Py_ssize_t>TRILU_RECYCLE_MIN else MALLOC
+        return RECYCLED if _recycler is not None else MALLOC
     return how
 
 
@@ -997,23 +1023,16 @@ cdef cnp.ndarray new_result(cnp.ndarray src, Allocation how):
 cdef bint plain_out(cnp.ndarray a, cnp.ndarray out) noexcept:
     """out is what check_out and the Python layer accept with no more work: a's
     shape and dtype, writable, no zero strides, a itself or apart from it."""
-    cdef int d, nd = cnp.PyArray_NDIM(a)
-    cdef char *a_lo
-    cdef char *a_hi
-    cdef char *o_lo
-    cdef char *o_hi
-    if (cnp.PyArray_NDIM(out) != nd or not cnp.PyArray_ISWRITEABLE(out)
+    cdef int d
+    cdef OutState state
+    if (cnp.PyArray_NDIM(out) != cnp.PyArray_NDIM(a)
             or not cnp.PyArray_EquivTypes(a.descr, out.descr)):
         return False
-    for d in range(nd):
-        if (cnp.PyArray_DIMS(out)[d] != cnp.PyArray_DIMS(a)[d]
-                or cnp.PyArray_STRIDES(out)[d] == 0 and cnp.PyArray_DIMS(a)[d] > 1):
+    for d in range(cnp.PyArray_NDIM(a)):
+        if cnp.PyArray_DIMS(out)[d] != cnp.PyArray_DIMS(a)[d]:
             return False
-    if same_memory(a, out) or cnp.PyArray_SIZE(a) == 0:
-        return True
-    extent(a, &a_lo, &a_hi)
-    extent(out, &o_lo, &o_hi)
-    return not (a_lo < o_hi and o_lo < a_hi)
+    state = out_state(a, out)
+    return state == APART or state == IN_PLACE
 
 
 def fill_plain(object m, object k, bint upper, object out=None):
@@ -1066,8 +1085,8 @@ cdef cnp.ndarray triangle(cnp.ndarray src, cnp.ndarray dst, object k, bint upper
         dst = new_result(src, how)
     else:
         job.copy_kept = not same_memory(src, dst)
-    if cnp.PyArray_SIZE(src) == 0:
-        return dst
+    if cnp.PyArray_SIZE(src) == 0 or cnp.PyArray_ITEMSIZE(src) == 0:
+        return dst             # nothing to write (V0 has no bytes at all)
     nb = plan(&job, src, dst, kk, upper)
     need = mask_bytes(&job)
     if need > MASK_BLOCK_BYTES:
@@ -1114,7 +1133,7 @@ def explain(cnp.ndarray src not None, object k, bint upper, cnp.ndarray out=None
         out = new_result(src, MALLOC)
     else:
         job.copy_kept = not same_memory(src, out)
-    if cnp.PyArray_SIZE(src) == 0:
+    if cnp.PyArray_SIZE(src) == 0 or cnp.PyArray_ITEMSIZE(src) == 0:
         return info
     nb = plan(&job, src, out, kk, upper)
     info.update(

@@ -23,6 +23,7 @@
 #ifdef __linux__
 #include <pthread.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 #if defined(__linux__) && defined(MADV_FREE) && defined(MADV_HUGEPAGE) \
@@ -37,6 +38,7 @@
 #define TRILU_CALLOC_MIN ((size_t)32 << 20)    /* glibc's largest mmap threshold */
 #define TRILU_LAZYFREE_MIN ((size_t)64 << 20)  /* and its largest trim threshold */
 #define TRILU_HUGEPAGE_MIN ((size_t)4 << 20)   /* numpy's, for madvise */
+#define TRILU_HUGEPAGE ((size_t)2 << 20)       /* x86-64's and arm64's (4 KiB pages) */
 
 #if TRILU_RECYCLE
 
@@ -45,6 +47,7 @@ static struct {
     void *block;               /* the spare block, or NULL */
     size_t size;
     int hugepages;             /* numpy's madvise_hugepage setting */
+    size_t page;               /* the OS's page size */
 } trilu_spare;
 
 static void trilu_spare_lock(void)
@@ -67,7 +70,7 @@ static void trilu_spare_after_fork(void)
 /* What numpy's own allocator does for large blocks. */
 static void trilu_advise_hugepages(void *p, size_t size)
 {
-    uintptr_t offset = 4096 - (uintptr_t)p % 4096;
+    uintptr_t offset = trilu_spare.page - (uintptr_t)p % trilu_spare.page;
     if (trilu_spare.hugepages && size >= TRILU_HUGEPAGE_MIN)
         madvise((char *)p + offset, size - offset, MADV_HUGEPAGE);
 }
@@ -127,8 +130,9 @@ static void *trilu_realloc(void *ctx, void *ptr, size_t size)
 
 static void trilu_free(void *ctx, void *ptr, size_t size)
 {
-    uintptr_t start = ((uintptr_t)ptr + 4095) & ~(uintptr_t)4095;
-    uintptr_t stop = ((uintptr_t)ptr + size) & ~(uintptr_t)4095;
+    uintptr_t page = trilu_spare.page;
+    uintptr_t start = ((uintptr_t)ptr + page - 1) / page * page;
+    uintptr_t stop = ((uintptr_t)ptr + size) / page * page;
     void *old;
     (void)ctx;
     if (ptr == NULL || size < TRILU_RECYCLE_MIN || size > TRILU_RECYCLE_MAX
@@ -153,12 +157,14 @@ static PyDataMem_Handler trilu_recycler = {
 
 /* Zero pages: a second handler, for results that are mostly zero. Each block
  * is a mapping of its own, so its pages are fresh zero pages that only the
- * kept part touches, given back to the OS when the result is freed. (glibc's
- * calloc maps fresh pages only above its mmap threshold, which rises to 32
- * MiB as large blocks are freed; below it, calloc memsets heap memory.) The
- * pages are 4 KiB even where transparent huge pages are always on: a huge
- * page would be zeroed whole at the first kept byte written. The mapping's
- * size is kept in a header before the block. */
+ * kept part (and the header, on the first page) touches, given back to the
+ * OS when the result is freed. (glibc's calloc maps fresh pages only above
+ * its mmap threshold, which rises to 32 MiB as large blocks are freed; below
+ * it, calloc memsets heap memory.) The pages are small even where transparent
+ * huge pages are always on: a huge page would be zeroed whole at the first
+ * kept byte written. The mapping's size is kept in a header before the block;
+ * 0 there marks a block from calloc, where mmap failed (a process may hold
+ * only so many mappings: vm.max_map_count). */
 #define TRILU_MAP_HEADER 64    /* keeps the block 64-byte aligned */
 
 static void *trilu_map(size_t size)
@@ -169,10 +175,14 @@ static void *trilu_map(size_t size)
         return NULL;
     p = (char *)mmap(NULL, mapped, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-    if (mapped >= TRILU_HUGEPAGE_MIN)
+    if (p == MAP_FAILED) {
+        p = (char *)calloc(1, mapped);
+        mapped = 0;
+        if (p == NULL)
+            return NULL;
+    } else if (mapped >= TRILU_HUGEPAGE) {
         madvise(p, mapped, MADV_NOHUGEPAGE);
+    }
     memcpy(p, &mapped, sizeof mapped);
     return p + TRILU_MAP_HEADER;
 }
@@ -208,6 +218,10 @@ static void *trilu_map_realloc(void *ctx, void *ptr, size_t size)
     if (mapped < size)
         return NULL;
     p = (char *)ptr - TRILU_MAP_HEADER;
+    if (trilu_mapped(p) == 0) {        /* from calloc: the header stays 0 */
+        q = (char *)realloc(p, mapped);
+        return q != NULL ? q + TRILU_MAP_HEADER : NULL;
+    }
     q = (char *)mremap(p, trilu_mapped(p), mapped, MREMAP_MAYMOVE);
     if (q == MAP_FAILED)
         return NULL;
@@ -220,7 +234,11 @@ static void trilu_map_free(void *ctx, void *ptr, size_t size)
     char *p = (char *)ptr - TRILU_MAP_HEADER;
     (void)ctx;
     (void)size;
-    if (ptr != NULL)
+    if (ptr == NULL)
+        return;
+    if (trilu_mapped(p) == 0)
+        free(p);
+    else
         munmap(p, trilu_mapped(p));
 }
 
@@ -236,6 +254,7 @@ static PyDataMem_Handler trilu_zero_pages = {
 static PyObject *trilu_recycler_capsule(int hugepages)
 {
     static int registered = 0;
+    trilu_spare.page = (size_t)sysconf(_SC_PAGESIZE);
     trilu_spare.hugepages = hugepages;
     if (!registered) {
         pthread_atfork(NULL, NULL, trilu_spare_after_fork);
