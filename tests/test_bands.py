@@ -186,12 +186,12 @@ ALLOCATIONS = {
     # shape, dtype, k, upper -> the allocation of a fresh result
     "small": ((100, 100), np.float64, 0, True, "malloc"),
     "kept-dominates": ((700, 700), np.float64, 0, True, "malloc"),
-    "zero-dominates": ((700, 700), np.float64, 600, True, "zero_pages"),
+    "zero-dominates": ((700, 700), np.float64, 650, True, "zero_pages"),
     "nothing-kept": ((700, 700), np.float64, 700, True, "zero_pages"),
     "recycled": ((1024, 1024), np.float64, -3, False, "recycled"),
-    "large-zero-dominates": ((1024, 1024), np.float64, 850, True, "zero_pages"),
+    "large-zero-dominates": ((1024, 1024), np.float64, 950, True, "zero_pages"),
     # its kept rows touch 2 of every 5 pages: faulting them costs more than
-    # zeroing the rest of the spare block
+    # zeroing the rest of the spare block (and so at 700x700 k=600)
     "large-zero-half": ((1024, 1024), np.float64, 600, True, "recycled"),
     "large-nothing-kept": ((2, 1024, 1024), np.float64, -2000, False, "zero_pages"),
 }

@@ -171,15 +171,16 @@ cdef enum:
     # Below this the GIL is kept: releasing it costs more than the work.
     NOGIL_MIN_BYTES = 1 << 14
     # Fresh zero pages are a mapping of their own: an mmap, a fault and a
-    # munmap, ~5 us, the time to memset about this much (glibc's default mmap
-    # threshold, 128 KiB, weighs the same cost).
+    # munmap, 2-8 us, the time to memset about this much from cache (glibc's
+    # default mmap threshold, 128 KiB, weighs the same cost).
     ZERO_PAGES_MIN = 1 << 17
-    # A page first written costs a fault in which the OS zeroes it: 4-6 times
-    # a memset of a page already mapped (5.6x measured, 64 MiB of 4 KiB pages).
-    # So fresh zero pages beat rewriting a block only where the zeros to write
-    # outweigh this many times the bytes of the pages the kept part touches
-    # (pages of the OS's size: 4 KiB, 16 KiB or 64 KiB by system).
-    FAULT_COST = 4
+    # A page first written costs a fault in which the OS zeroes it: 1-2.6 us
+    # for a page here and there, 9-12 times a memset of a page already mapped
+    # (measured: 64 pages of mappings of 512 KiB to 64 MiB). So fresh zero
+    # pages beat rewriting a block only where the zeros to write outweigh this
+    # many times the bytes of the pages the kept part touches (pages of the
+    # OS's size: 4 KiB, 16 KiB or 64 KiB by system).
+    FAULT_COST = 10
     MAX_BATCH_DIMS = 64        # NPY_MAXDIMS of numpy 2 (numpy 1 has 32)
 
 
