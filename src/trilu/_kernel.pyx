@@ -400,8 +400,9 @@ cdef void strided_rows(elem_t *tag, const Job *job, Py_ssize_t so,
                     memcpy(d + j * ds, s + j * ss, w)
             elif (ss == -<Py_ssize_t>sizeof(elem_t)
                   and ds == <Py_ssize_t>sizeof(elem_t)):
-                # a row read backwards ([:, ::-1]): constant strides, which
-                # the compiler vectorizes with a shuffle
+                # a row read backwards ([:, ::-1]): constant strides the
+                # compiler can unroll (1.02-1.23x the general loop measured,
+                # 1500x1500 out=, int8 to complex128)
                 for j in range(lo, hi):
                     memcpy(&v, s - j * <Py_ssize_t>sizeof(elem_t), sizeof(elem_t))
                     memcpy(d + j * sizeof(elem_t), &v, sizeof(elem_t))
