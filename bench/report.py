@@ -5,7 +5,8 @@
 
 prints each file's tables and the summary as Markdown; ``--plot`` draws the
 grid's ratios, ``--sweep-plot`` the sweeps' ratios by shape class,
-``--readme`` rewrites the README's headline line from the grid file. The
+``--readme`` rewrites the README's headline line from the grid file and its
+table of the sweeps' worst case per class. The
 documentation's Performance page is made from the same functions at build time
 (``docs/_ext/perf_page.py``), so nothing in it is pasted by hand.
 
@@ -399,6 +400,27 @@ def headline(result: dict[str, Any]) -> str:
     )
 
 
+def sweep_worst_table(results: Sequence[dict[str, Any]]) -> Table:
+    """The sweeps' worst ratio per class (numpy, copy, zeros fresh; copyto
+    out=), over every seed, with the seeds named."""
+    sweeps = [r for r in results if r["kind"] == "sweep"]
+    worst = {(r["mode"], r["ratio"], r["class"]): r for r in summary(sweeps)}
+    columns = [("fresh", "numpy"), ("fresh", "copy"), ("fresh", "zeros"), ("out", "copyto")]
+    header = ["class", *(f"{kind} / trilu" for _, kind in columns)]
+    rows = []
+    for cls in _ordered({r["class"] for r in worst.values()}, CLASS_ORDER):
+        row = [cls]
+        for mode, kind in columns:
+            found = worst.get((mode, kind, cls))
+            row.append(fmt_ratio(found["worst"]) if found else "n/a")
+        rows.append(row)
+    return header, rows
+
+
+def sweep_seeds(results: Sequence[dict[str, Any]]) -> str:
+    return ", ".join(str(r["seed"]) for r in results if r["kind"] == "sweep")
+
+
 # --- command line ----------------------------------------------------------------------
 
 
@@ -433,10 +455,13 @@ def main(argv: list[str] | None = None) -> int:
         if not grids:
             parser.error("--readme needs a grid results file")
         write_headline(Path(args.readme), grids[-1])
+        if any(r["kind"] == "sweep" for r in results):
+            write_sweep_table(Path(args.readme), results)
     return 0
 
 
 HEADLINE_MARKER = "<!-- perf:headline -->"
+SWEEP_MARKERS = ("<!-- perf:sweep -->", "<!-- /perf:sweep -->")
 
 
 def write_headline(readme: Path, result: dict[str, Any]) -> None:
@@ -446,6 +471,16 @@ def write_headline(readme: Path, result: dict[str, Any]) -> None:
     lines[at : at + 1] = [headline(result) + "."]
     readme.write_text("\n".join(lines), encoding="utf-8")
 
+
+
+def write_sweep_table(readme: Path, results: Sequence[dict[str, Any]]) -> None:
+    """Put the sweeps' worst-per-class table between the README's markers."""
+    lines = readme.read_text(encoding="utf-8").split("\n")
+    start, stop = (lines.index(m) for m in SWEEP_MARKERS)
+    table = markdown(sweep_worst_table(results))
+    note = f"Worst case of each ratio per shape class, sweep seeds {sweep_seeds(results)}:"
+    lines[start + 1 : stop] = ["", note, "", table, ""]
+    readme.write_text("\n".join(lines), encoding="utf-8")
 
 if __name__ == "__main__":
     sys.exit(main())
