@@ -77,6 +77,8 @@ cdef extern from "_threads.h" nogil:
     void trilu_pool_init()
     void trilu_parallel(trilu_task_fn fn, void **args, int n)
     Py_ssize_t trilu_fetch_add(Py_ssize_t *p, Py_ssize_t v)
+    int trilu_threads_get()    # the thread count, a relaxed atomic
+    void trilu_threads_set(int n)
 
 
 def _numpy_hugepages():
@@ -209,18 +211,14 @@ cdef struct Worker:            # what one thread is handed
     int index
 
 
-cdef int _num_threads = 1
-
-
 def set_num_threads(int n):
     """Set the number of threads large calls may use (validated by trilu)."""
-    global _num_threads
-    _num_threads = max(1, min(n, TRILU_MAX_THREADS))
+    trilu_threads_set(max(1, min(n, TRILU_MAX_THREADS)))
 
 
 def get_num_threads():
     """The number of threads large calls may use."""
-    return _num_threads
+    return trilu_threads_get()
 
 
 # --- walking the batch -------------------------------------------------------
@@ -786,7 +784,7 @@ def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
     else:
         work = nb * (row_cost(&job, job.rows) * job.width + job.rows * ROW_BYTES)
     queue.job = &job
-    queue.nthreads = <int>max(1, min(_num_threads, work // PARALLEL_MIN_BYTES))
+    queue.nthreads = <int>max(1, min(trilu_threads_get(), work // PARALLEL_MIN_BYTES))
     if job.method == MASKED:
         queue.units = nb
         # whole blocks, so each grain starts as aligned as the first

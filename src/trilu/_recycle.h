@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #endif
+#include "_threads.h"          /* trilu_pause */
 
 #if defined(__linux__) && defined(MADV_FREE) && defined(MADV_HUGEPAGE)
 #define TRILU_RECYCLE 1
@@ -48,7 +49,7 @@ static struct {
 static void trilu_spare_lock(void)
 {
     while (__atomic_test_and_set(&trilu_spare.lock, __ATOMIC_ACQUIRE))
-        ;
+        trilu_pause();     /* yield the core's pipeline to its sibling thread */
 }
 
 static void trilu_spare_unlock(void)
