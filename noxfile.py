@@ -74,5 +74,36 @@ def dist_check(session: nox.Session) -> None:
     session.run("python", "scripts/check_dist.py", *session.posargs)
 
 
+# --- other targets, checked from one Linux box (see the module docstring) ----------
+
+BUILD_REQUIRES = ["setuptools>=77", "Cython>=3.1", "numpy"]
+
+
+def _test_extra() -> list[str]:
+    return nox.project.load_toml("pyproject.toml")["project"]["optional-dependencies"][
+        "test"
+    ]
+
+
+@nox.session(default=False, venv_backend="virtualenv")
+def sanitize(session: nox.Session) -> None:
+    """The whole suite with trilu built under ASan + UBSan, recycling on and off."""
+    session.install(*BUILD_REQUIRES, *_test_extra())
+    session.run("python", "scripts/sanitize_check.py", "address", *session.posargs)
+
+
+@nox.session(default=False, venv_backend="virtualenv")
+def tsan(session: nox.Session) -> None:
+    """The thread, memory and stress tests with trilu built under TSan."""
+    session.install(*BUILD_REQUIRES, *_test_extra())
+    session.run("python", "scripts/sanitize_check.py", "thread", *session.posargs)
+
+
+@nox.session(default=False, venv_backend="none")
+def windows(session: nox.Session) -> None:
+    """tests/c/test_pool.c natively, with mingw-w64 and clang-MSVC under wine."""
+    session.run("python3", "scripts/windows_check.py", *session.posargs)
+
+
 if __name__ == "__main__":
     nox.main()
