@@ -14,6 +14,29 @@
 - ``dist_check``: the release check CI does with cibuildwheel, done locally
   without Docker: see ``scripts/check_dist.py`` (``nox -s dist_check --
   --help``).
+
+The targets the wheels ship to, checked from one x86-64 Linux box (Debian, as
+root: each session installs the Debian packages it needs, and caches what is
+slow under ``~/.cache/trilu-nox``). Times are from a 2-core VM; the helper
+scripts' docstrings say what each does.
+
+=================  ================================================  =======  ======
+session            what                                              time     disk
+=================  ================================================  =======  ======
+``emulated --      the suite in a Debian sid s390x (big-endian) or   see      1.5 GB
+s390x`` / ``--     trixie arm64 chroot under qemu-user               README   each
+arm64``            (``scripts/emulated_check.py``)
+``sanitize``       the suite twice (recycling on, off) with trilu    see      0.3 GB
+                   under ASan + UBSan (``scripts/sanitize_check.py``) README
+``tsan``           thread, memory and stress tests under TSan        see      0.3 GB
+                                                                     README
+``windows``        ``tests/c/test_pool.c``: native, mingw-w64 and    see      0.5 GB
+                   clang-MSVC builds, the Windows ones under wine64  README
+                   (``scripts/windows_check.py``)
+``freethreaded``   CPython 3.14t (or 3.13t) built from Debian's      see      0.6 GB
+                   source package, the suite with ``-X gil=0``       README
+                   (``scripts/freethreaded_check.py``)
+=================  ================================================  =======  ======
 """
 
 from __future__ import annotations
@@ -103,6 +126,20 @@ def tsan(session: nox.Session) -> None:
 def windows(session: nox.Session) -> None:
     """tests/c/test_pool.c natively, with mingw-w64 and clang-MSVC under wine."""
     session.run("python3", "scripts/windows_check.py", *session.posargs)
+
+
+@nox.session(default=False, venv_backend="virtualenv")
+def emulated(session: nox.Session) -> None:
+    """The whole suite in a Debian chroot of another architecture, under qemu."""
+    if not session.posargs or session.posargs[0] not in ("s390x", "arm64"):
+        session.error("name the architecture: nox -s emulated -- s390x (or arm64)")
+    session.run("python", "scripts/emulated_check.py", *session.posargs)
+
+
+@nox.session(default=False, venv_backend="none")
+def freethreaded(session: nox.Session) -> None:
+    """The suite on a free-threaded CPython built from source, with -X gil=0."""
+    session.run("python3", "scripts/freethreaded_check.py", *session.posargs)
 
 
 if __name__ == "__main__":

@@ -33,9 +33,9 @@ def log(message: str) -> None:
 
 def run(cmd: list[str], **kw) -> subprocess.CompletedProcess[str]:
     """Run a command, echoed, failing on a non-zero exit unless check=False."""
-    kw.setdefault("check", True)
+    check = kw.pop("check", True)
     log("+ " + shlex.join(str(c) for c in cmd))
-    return subprocess.run([str(c) for c in cmd], text=True, **kw)
+    return subprocess.run([str(c) for c in cmd], text=True, check=check, **kw)
 
 
 def missing_packages(packages: list[str]) -> list[str]:
@@ -65,7 +65,9 @@ def apt_install(*packages: str) -> None:
     if not _apt_updated:
         run(["apt-get", "update", "-q"], env=env)
         _apt_updated = True
-    run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing], env=env)
+    run(
+        ["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing], env=env
+    )
 
 
 def source_copy(dest: Path) -> Path:

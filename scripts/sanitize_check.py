@@ -21,6 +21,7 @@ environment, which holds setuptools, Cython, numpy and the test extra.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
@@ -62,7 +63,10 @@ def build(mode: str) -> None:
              "--no-build-isolation", "--force-reinstall", "--no-cache-dir", src],
             env=env,
         )  # fmt: skip
-    probe = "import trilu._kernel as k; print(k.__file__)"
+    probe = (
+        "import trilu._kernel as k; print(k.__file__)\n"
+        f"assert {RUNTIME[mode].split('.')[0]!r} in open('/proc/self/maps').read()"
+    )
     so = subprocess.run(
         [sys.executable, "-c", probe],
         capture_output=True,
@@ -71,6 +75,8 @@ def build(mode: str) -> None:
         env=dict(os.environ, LD_PRELOAD=runtime(mode)),
         cwd=tempfile.gettempdir(),
     ).stdout.strip()
+    if not so:
+        sys.exit(f"trilu does not import with {RUNTIME[mode]} preloaded")
     libs = run(["ldd", so], capture_output=True).stdout
     wanted = RUNTIME[mode].split(".")[0]
     if wanted not in libs:
@@ -90,7 +96,7 @@ def reports(logdir: Path) -> tuple[list[str], list[str]]:
     for path in sorted(logdir.iterdir()):
         text = path.read_text(errors="replace")
         starts = [m.start() for m in REPORT_START.finditer(text)] + [len(text)]
-        for a, b in zip(starts, starts[1:], strict=False):
+        for a, b in itertools.pairwise(starts):
             report = text[a:b].strip()
             (ours if TRILU_FRAME.search(report) else theirs).append(
                 f"{path.name}: {report}"
