@@ -79,12 +79,17 @@ def make_chroot(arch: str, target: dict) -> Path:
     if done.exists() and done.read_text() == wanted:
         log(f"cached: {root}")
         return root
-    if not (root / "usr" / "bin" / "apt-get").exists():
-        shutil.rmtree(root, ignore_errors=True)
-        root.parent.mkdir(parents=True, exist_ok=True)
-        log(f"debootstrap {arch} {target['suite']} into {root} (once)")
-        run(["nice", "-n", "19", "debootstrap", f"--arch={arch}", "--variant=minbase",
-             target["suite"], root, MIRROR])  # fmt: skip
+    first_stage = root / "debootstrap"  # gone once the second stage is done
+    if not (root / "usr" / "bin" / "apt-get").exists() or first_stage.exists():
+        if not first_stage.exists():  # download and unpack: no emulation
+            shutil.rmtree(root, ignore_errors=True)
+            root.parent.mkdir(parents=True, exist_ok=True)
+            log(f"debootstrap {arch} {target['suite']} into {root} (once)")
+            run(["nice", "-n", "19", "debootstrap", "--foreign", f"--arch={arch}",
+                 "--variant=minbase", target["suite"], root, MIRROR])  # fmt: skip
+        # configure the packages: runs the target's binaries under qemu
+        run(["nice", "-n", "19", "chroot", root, "/debootstrap/debootstrap",
+             "--second-stage"])  # fmt: skip
     shutil.copy("/etc/resolv.conf", root / "etc" / "resolv.conf")
     with mounted(root):
         chroot_run(root, "apt-get update -q")
