@@ -15,28 +15,24 @@
   without Docker: see ``scripts/check_dist.py`` (``nox -s dist_check --
   --help``).
 
-The targets the wheels ship to, checked from one x86-64 Linux box (Debian, as
-root: each session installs the Debian packages it needs, and caches what is
-slow under ``~/.cache/trilu-nox``). Times are from a 2-core VM; the helper
-scripts' docstrings say what each does.
+The other targets, checked from one x86-64 Debian box (by hand or by the
+workflow). Each session installs the Debian packages it needs, so it runs as
+root, and caches what is slow in ``~/.cache/trilu-nox``. Times on this
+project's 2-core VM; the scripts' docstrings say what each does:
 
-=================  ================================================  =======  ======
-session            what                                              time     disk
-=================  ================================================  =======  ======
-``emulated --      the suite in a Debian sid s390x (big-endian) or   see      1.5 GB
-s390x`` / ``--     trixie arm64 chroot under qemu-user               README   each
-arm64``            (``scripts/emulated_check.py``)
-``sanitize``       the suite twice (recycling on, off) with trilu    see      0.3 GB
-                   under ASan + UBSan (``scripts/sanitize_check.py``) README
-``tsan``           thread, memory and stress tests under TSan        see      0.3 GB
-                                                                     README
-``windows``        ``tests/c/test_pool.c``: native, mingw-w64 and    see      0.5 GB
-                   clang-MSVC builds, the Windows ones under wine64  README
-                   (``scripts/windows_check.py``)
-``freethreaded``   CPython 3.14t (or 3.13t) built from Debian's      see      0.6 GB
-                   source package, the suite with ``-X gil=0``       README
-                   (``scripts/freethreaded_check.py``)
-=================  ================================================  =======  ======
+- ``emulated -- s390x`` / ``emulated -- arm64``: the whole suite in a Debian
+  sid s390x (big-endian) / trixie arm64 chroot under qemu-user
+  (``scripts/emulated_check.py``). TIME_S390X / TIME_ARM64; 1.5 GB each.
+- ``sanitize``: the whole suite with trilu under ASan + UBSan, recycling on
+  and off (``scripts/sanitize_check.py``). 9 min; 0.3 GB.
+- ``tsan``: the thread, memory and stress tests under ThreadSanitizer. 5 min;
+  0.3 GB.
+- ``windows``: ``tests/c/test_pool.c`` natively, cross-compiled with mingw-w64
+  and with clang in MSVC mode, the latter two under wine64
+  (``scripts/windows_check.py``). 0.5 min; 0.7 GB (the wine prefix).
+- ``freethreaded``: CPython 3.14t (3.13t where the mirror lacks 3.14's
+  source) built from Debian's source package, the suite with ``-X gil=0``
+  (``scripts/freethreaded_check.py``). TIME_FT; 0.6 GB.
 """
 
 from __future__ import annotations

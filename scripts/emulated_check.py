@@ -90,7 +90,9 @@ def make_chroot(arch: str, target: dict) -> Path:
         # configure the packages: runs the target's binaries under qemu
         run(["nice", "-n", "19", "chroot", root, "/debootstrap/debootstrap",
              "--second-stage"])  # fmt: skip
-    shutil.copy("/etc/resolv.conf", root / "etc" / "resolv.conf")
+    resolv = root / "etc" / "resolv.conf"  # apt inside reaches the mirror
+    resolv.unlink(missing_ok=True)
+    shutil.copy("/etc/resolv.conf", resolv)
     with mounted(root):
         chroot_run(root, "apt-get update -q")
         chroot_run(

@@ -16,7 +16,8 @@ four ways, and runs each with `calls` back-to-back calls (default 100000):
   headers and C runtime cannot be had on Linux from Debian or PyPI, so it is
   compiled against mingw-w64's headers (``-fgnuc-version`` lets them parse) and
   linked by lld-link against msvcrt.dll alone, with an entry point of its own
-  in place of the MSVC startup code.
+  in place of the MSVC startup code. The same is compiled for ARM64
+  (``--target=aarch64-pc-windows-msvc``), not run.
 
 Every build is warning-free (``-Wall -Wextra -Werror``). Needs root the first
 time, to install gcc-mingw-w64-x86-64, wine64, clang and lld.
@@ -63,6 +64,12 @@ def builds(out: Path) -> dict[str, list[str]]:
         ["lld-link", "/nologo", f"/out:{msvc}", "/entry:trilu_test_entry",
          "/subsystem:console", "/nodefaultlib", obj,
          MINGW / "libkernel32.a", MINGW / "libmsvcrt.a"]
+    )  # fmt: skip
+    # The ARM64 branches (__dmb) too, compiled only: nothing here runs them.
+    run(
+        ["clang", "--target=aarch64-pc-windows-msvc", "-fgnuc-version=4.2.1",
+         "-D__USE_MINGW_ANSI_STDIO=0", "-DTRILU_TEST_NO_CRT", *WARN,
+         "-isystem", MINGW_INCLUDE, "-c", SOURCE, "-o", out / "msvc-arm64.obj"]
     )  # fmt: skip
     w = wine()
     return {

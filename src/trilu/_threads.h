@@ -84,22 +84,22 @@ typedef pthread_cond_t trilu_cond;
 /* --- atomics, spinning, a clock -------------------------------------------- */
 
 #ifdef _MSC_VER
-/* A plain load with acquire ordering, as winnt.h's ReadAcquire (Windows 8 SDK
- * and later) does it, not a locked read-modify-write: the spin loops poll with
- * it, and a locked instruction takes the cache line exclusive at every poll.
- * ARM64 has a load-acquire instruction; on x86 and x64 every load acquires,
- * and the barrier keeps the compiler from moving later accesses above it. */
-#if defined(_M_ARM64) || defined(_M_ARM64EC)
-#define trilu_load(p) ((LONG)__ldar32((volatile unsigned __int32 *)(p)))
-#else
+/* A plain load with acquire ordering, not a locked read-modify-write: the
+ * spin loops poll with it, and a locked instruction takes the cache line
+ * exclusive at every poll. On x86 and x64 every load acquires, and the
+ * compiler barrier keeps later accesses below it; on ARM64 a dmb ish after
+ * the load orders it (0xB: _ARM64_BARRIER_ISH). */
 static inline LONG trilu_load_acquire(volatile LONG *p)
 {
     LONG v = __iso_volatile_load32((volatile __int32 *)p);
+#if defined(_M_ARM64) || defined(_M_ARM64EC) || defined(_M_ARM)
+    __dmb(0xB);
+#else
     _ReadWriteBarrier();
+#endif
     return v;
 }
 #define trilu_load(p) trilu_load_acquire((volatile LONG *)(p))
-#endif
 #define trilu_store(p, v) InterlockedExchange((volatile LONG *)(p), (v))
 #define trilu_decrement(p) InterlockedDecrement((volatile LONG *)(p))
 #define trilu_pause() YieldProcessor()
