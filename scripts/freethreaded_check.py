@@ -150,8 +150,13 @@ def main() -> None:
         run([python, "-m", "venv", venv])
         vpy = venv / "bin" / "python"
         run([vpy, "-m", "pip", "install", "-q", "--upgrade", "pip"])
-        run([vpy, "-m", "pip", "install", "-q", "--only-binary=numpy", "numpy"])
-        run([vpy, "-m", "pip", "install", "-q", source_copy(Path(tmp) / "trilu")])
+        # Wheels only (numpy's free-threaded one), and no build isolation: an
+        # isolated build may pick a newer numpy that has only an sdist for
+        # this interpreter, and compile it.
+        run([vpy, "-m", "pip", "install", "-q", "--only-binary=:all:",
+             "numpy", "setuptools>=77", "Cython>=3.1"])  # fmt: skip
+        run([vpy, "-m", "pip", "install", "-q", "--no-build-isolation",
+             source_copy(Path(tmp) / "trilu")])  # fmt: skip
         # Like cibuildwheel's test-sources: only these, so trilu is imported
         # from the environment, never from the checkout.
         tests = Path(tmp) / "tests-only"
