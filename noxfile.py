@@ -20,6 +20,27 @@
   ``chromium`` and ``chromium-driver``); HTML in ``docs/_build/html``.
 - ``downstream``: a slice of scipy's tests with ``trilu.use_in_numpy()`` on
   (``scripts/downstream_scipy.py``).
+
+The other targets, checked from one x86-64 Debian box (by hand or by the
+workflow). Each session installs the Debian packages it needs, so it runs as
+root, and caches what is slow in ``~/.cache/trilu-nox``. Times on this
+project's 2-core VM; the scripts' docstrings say what each does:
+
+- ``emulated -- s390x`` / ``emulated -- arm64``: the whole suite in a Debian
+  sid s390x (big-endian) / trixie arm64 chroot under qemu-user
+  (``scripts/emulated_check.py``). Hours: arm64 here took 34 min for the
+  chroot, 16 min to build, and ran 7% of the suite in 8.5 min; 1.5 GB each.
+- ``sanitize``: the whole suite with trilu under ASan + UBSan, recycling on
+  and off (``scripts/sanitize_check.py``). 9 min; 0.3 GB.
+- ``tsan``: the thread, memory and stress tests under ThreadSanitizer. 5 min;
+  0.3 GB.
+- ``windows``: ``tests/c/test_pool.c`` natively, cross-compiled with mingw-w64
+  and with clang in MSVC mode, the latter two under wine64
+  (``scripts/windows_check.py``). 0.5 min; 0.7 GB (the wine prefix).
+- ``freethreaded``: CPython 3.14t (3.13t where the mirror lacks 3.14's
+  source) built from Debian's source package, the suite with ``-X gil=0``
+  (``scripts/freethreaded_check.py``). 16 min, 5 with the interpreter
+  cached; 0.5 GB.
 """
 
 from __future__ import annotations
@@ -109,6 +130,51 @@ def downstream(session: nox.Session) -> None:
     """scipy's own tests of qr, rq, hessenberg, logm... with the numpy patch on."""
     session.install(".[test]", "scipy")
     session.run("python", "scripts/downstream_scipy.py", "-q", *session.posargs)
+
+
+# --- other targets, checked from one Linux box (see the module docstring) ----------
+
+BUILD_REQUIRES = ["setuptools>=77", "Cython>=3.1", "numpy"]
+
+
+def _test_extra() -> list[str]:
+    return nox.project.load_toml("pyproject.toml")["project"]["optional-dependencies"][
+        "test"
+    ]
+
+
+@nox.session(default=False, venv_backend="virtualenv")
+def sanitize(session: nox.Session) -> None:
+    """The whole suite with trilu built under ASan + UBSan, recycling on and off."""
+    session.install(*BUILD_REQUIRES, *_test_extra())
+    session.run("python", "scripts/sanitize_check.py", "address", *session.posargs)
+
+
+@nox.session(default=False, venv_backend="virtualenv")
+def tsan(session: nox.Session) -> None:
+    """The thread, memory and stress tests with trilu built under TSan."""
+    session.install(*BUILD_REQUIRES, *_test_extra())
+    session.run("python", "scripts/sanitize_check.py", "thread", *session.posargs)
+
+
+@nox.session(default=False, venv_backend="none")
+def windows(session: nox.Session) -> None:
+    """tests/c/test_pool.c natively, with mingw-w64 and clang-MSVC under wine."""
+    session.run("python3", "scripts/windows_check.py", *session.posargs)
+
+
+@nox.session(default=False, venv_backend="virtualenv")
+def emulated(session: nox.Session) -> None:
+    """The whole suite in a Debian chroot of another architecture, under qemu."""
+    if not session.posargs or session.posargs[0] not in ("s390x", "arm64"):
+        session.error("name the architecture: nox -s emulated -- s390x (or arm64)")
+    session.run("python", "scripts/emulated_check.py", *session.posargs)
+
+
+@nox.session(default=False, venv_backend="none")
+def freethreaded(session: nox.Session) -> None:
+    """The suite on a free-threaded CPython built from source, with -X gil=0."""
+    session.run("python3", "scripts/freethreaded_check.py", *session.posargs)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,12 @@ else:
     compile_args = ["-pthread", "-O0" if debug else "-O3"]
     link_args = ["-pthread"]
 
+# Flags that must come last on the compile and link lines, after setuptools'
+# own and the optimization above: the sanitizer builds of `nox -s sanitize` and
+# `nox -s tsan` pass -fsanitize=... here.
+compile_args += os.environ.get("TRILU_EXTRA_CFLAGS", "").split()
+link_args += os.environ.get("TRILU_EXTRA_LDFLAGS", "").split()
+
 kernel = Extension(
     "trilu._kernel",
     ["src/trilu/_kernel.pyx"],

@@ -15,8 +15,9 @@ holding only the wheel, from a directory holding only its test-sources
    the tests that need it skip there, and only there. ``--require-all`` makes
    every one of them mandatory;
 2. on a free-threaded CPython, checks that ``import trilu`` leaves the GIL
-   disabled, then runs the tests with ``PYTHON_GIL=0`` (so a test dependency
-   that has not declared free-threading support cannot turn it back on);
+   disabled, then runs the tests with ``-X gil=0`` and ``PYTHON_GIL=0`` (so a
+   test dependency that has not declared free-threading support cannot turn it
+   back on);
 3. runs pytest in the current directory (arguments after ``--`` go to pytest);
 4. with ``--also-oldest-numpy``, installs the oldest numpy trilu supports (the
    floor of its ``numpy>=`` requirement, e.g. ``numpy==1.26.*``) and runs the
@@ -169,7 +170,10 @@ def run_pytest(pytest_args: list[str], missing: list[str]) -> int:
         f"python {python}, numpy {numpy}, {PACKAGE} {version} from {where}; "
         f"{MISSING_VAR}={env[MISSING_VAR]!r}"
     )
-    cmd = [sys.executable, "-m", "pytest", *pytest_args]
+    # -X gil=0 for pytest's own process, PYTHON_GIL=0 for the interpreters
+    # the tests start.
+    gil = ["-X", "gil=0"] if free_threaded() else []
+    cmd = [sys.executable, *gil, "-m", "pytest", *pytest_args]
     result = subprocess.run(cmd, env=env, check=False)
     log(f"numpy {numpy}: pytest exit code {result.returncode}")
     return result.returncode

@@ -78,6 +78,8 @@ cdef extern from "_threads.h" nogil:
     void trilu_pool_init()
     void trilu_parallel(trilu_task_fn fn, void **args, int n)
     Py_ssize_t trilu_fetch_add(Py_ssize_t *p, Py_ssize_t v)
+    int trilu_threads_get()    # the thread count, a relaxed atomic
+    void trilu_threads_set(int n)
 
 
 def _numpy_hugepages():
@@ -251,18 +253,14 @@ cdef struct Worker:            # what one thread is handed
     int index
 
 
-cdef int _num_threads = 1
-
-
 def set_num_threads(int n):
     """Set the number of threads large calls may use (validated by trilu)."""
-    global _num_threads
-    _num_threads = max(1, min(n, TRILU_MAX_THREADS))
+    trilu_threads_set(max(1, min(n, TRILU_MAX_THREADS)))
 
 
 def get_num_threads():
     """The number of threads large calls may use."""
-    return _num_threads
+    return trilu_threads_get()
 
 
 # --- walking the batch -------------------------------------------------------
@@ -831,7 +829,7 @@ cdef Py_ssize_t work_bytes(const Job *job, Py_ssize_t nb) noexcept nogil:
 
 
 cdef int thread_count(Py_ssize_t work, Py_ssize_t units) noexcept nogil:
-    return <int>max(1, min(_num_threads, work // PARALLEL_MIN_BYTES, units))
+    return <int>max(1, min(trilu_threads_get(), work // PARALLEL_MIN_BYTES, units))
 
 
 cdef void run_job(Job *job, Py_ssize_t nb) noexcept nogil:

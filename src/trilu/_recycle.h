@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #endif
+#include "_threads.h"          /* trilu_pause */
 
 #if defined(__linux__) && defined(MADV_FREE) && defined(MADV_HUGEPAGE) \
     && defined(MREMAP_MAYMOVE)
@@ -53,7 +54,7 @@ static struct {
 static void trilu_spare_lock(void)
 {
     while (__atomic_test_and_set(&trilu_spare.lock, __ATOMIC_ACQUIRE))
-        ;
+        trilu_pause();     /* yield the core's pipeline to its sibling thread */
 }
 
 static void trilu_spare_unlock(void)

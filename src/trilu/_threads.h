@@ -6,16 +6,25 @@
  * halted), which back-to-back calls of 20-100 us would otherwise pay every
  * time, and creating and joining a thread per call costs 60-110 us. The
  * caller runs task 0 itself. One call uses the pool at a time; a concurrent
- * call (another Python thread, the GIL being released) runs all its tasks on
- * its own thread instead. The tasks claim grains of work with an atomic
- * counter, so a task whose thread is slow to start or whose core is busy
- * simply claims fewer. A forked child starts with no pool and builds its own.
+ * call (another Python thread, the GIL being released) runs only its task 0,
+ * on its own thread, and that task steals every grain the others would have
+ * claimed. The tasks claim grains of work with an atomic counter, so a task
+ * whose thread is slow to start or whose core is busy simply claims fewer.
+ * A forked child starts with no pool and builds its own.
  * pthreads on POSIX, Windows threads on Windows; no OpenMP runtime needed.
  */
 #ifndef TRILU_THREADS_H
 #define TRILU_THREADS_H
 
 #ifdef _WIN32
+/* Without these, windows.h defines min and max (and, through rpcndr.h,
+ * small) as macros; near and far it defines (empty) whatever the settings. */
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
 #include <windows.h>
 #include <process.h>
 #else
@@ -68,7 +77,22 @@ typedef pthread_cond_t trilu_cond;
 /* --- atomics, spinning, a clock -------------------------------------------- */
 
 #ifdef _MSC_VER
-#define trilu_load(p) InterlockedCompareExchange((volatile LONG *)(p), 0, 0)
+/* A plain load with acquire ordering, not a locked read-modify-write: the
+ * spin loops poll with it, and a locked instruction takes the cache line
+ * exclusive at every poll. On x86 and x64 every load acquires, and the
+ * compiler barrier keeps later accesses below it; on ARM64 a dmb ish after
+ * the load orders it (0xB: _ARM64_BARRIER_ISH). */
+static inline LONG trilu_load_acquire(volatile LONG *p)
+{
+    LONG v = __iso_volatile_load32((volatile __int32 *)p);
+#if defined(_M_ARM64) || defined(_M_ARM64EC) || defined(_M_ARM)
+    __dmb(0xB);
+#else
+    _ReadWriteBarrier();
+#endif
+    return v;
+}
+#define trilu_load(p) trilu_load_acquire((volatile LONG *)(p))
 #define trilu_store(p, v) InterlockedExchange((volatile LONG *)(p), (v))
 #define trilu_decrement(p) InterlockedDecrement((volatile LONG *)(p))
 #define trilu_pause() YieldProcessor()
@@ -84,6 +108,28 @@ typedef pthread_cond_t trilu_cond;
 #define trilu_pause() ((void)0)
 #endif
 #endif
+
+/* The thread count large calls may use, read by any thread while another
+ * may set it: a relaxed atomic (an aligned int moves in one access). */
+static int trilu_num_threads = 1;
+
+static inline int trilu_threads_get(void)
+{
+#ifdef _MSC_VER
+    return (int)__iso_volatile_load32((const volatile __int32 *)&trilu_num_threads);
+#else
+    return __atomic_load_n(&trilu_num_threads, __ATOMIC_RELAXED);
+#endif
+}
+
+static inline void trilu_threads_set(int n)
+{
+#ifdef _MSC_VER
+    __iso_volatile_store32((volatile __int32 *)&trilu_num_threads, (__int32)n);
+#else
+    __atomic_store_n(&trilu_num_threads, n, __ATOMIC_RELAXED);
+#endif
+}
 
 /* How long the caller, done with its own task, polls for the workers to
  * finish their last grain before it sleeps, and how long a worker polls for
@@ -121,7 +167,16 @@ static void trilu_calibrate_pause(void)
 
 /* --- the pool ------------------------------------------------------------- */
 
-typedef struct {
+/* Each worker on cache lines of its own: its thread polls offered while the
+ * caller writes the next worker's, and two workers on one line would bounce
+ * it between their cores at every poll. */
+#ifdef _MSC_VER
+#define TRILU_CACHE_LINE __declspec(align(64))
+#else
+#define TRILU_CACHE_LINE __attribute__((aligned(64)))
+#endif
+
+typedef struct TRILU_CACHE_LINE {
     trilu_cond wake;           /* signalled when this worker is offered a task */
     int offered;               /* a task is on offer (atomic, so it can be polled) */
     trilu_task_fn fn;          /* the task */

@@ -1,0 +1,331 @@
+/* The thread pool (_threads.h), the streaming stores (_stream.h) and the AVX2
+ * keep-mask (_mask.h), tested in C, without Python: `nox -s windows` builds
+ * this with mingw-w64 (run under wine), with clang in MSVC mode (the _MSC_VER
+ * branches) and natively, as the control.
+ *
+ *   test_pool [calls]     (default 100000 back-to-back calls)
+ *
+ * Every unit of a job must be done exactly once, and done when
+ * trilu_parallel returns: back to back, after the workers have gone to sleep,
+ * and with several threads calling at once (only one gets the pool; the
+ * others run alone). Prints one line per check and "ok" at the end; exits 1
+ * at the first failure.
+ */
+#if !defined(_WIN32) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE            /* as Python.h does: sched_getcpu, CPU sets */
+#endif
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef intptr_t Py_ssize_t;   /* what the headers take from Python.h */
+
+#include "_threads.h"
+#include "_stream.h"
+#include "_mask.h"
+
+#ifdef _WIN32
+/* The names windows.h would turn into macros without WIN32_LEAN_AND_MEAN
+ * and NOMINMAX: this file does not compile if it does. (near and far stay
+ * defined as empty macros by minwindef.h whatever the settings.) */
+static int min(int a, int b) { return a < b ? a : b; }
+static int max(int a, int b) { return a > b ? a : b; }
+static int small = 1;
+#define trilu_sleep_ms(ms) Sleep(ms)
+#else
+static int min(int a, int b) { return a < b ? a : b; }
+static int max(int a, int b) { return a > b ? a : b; }
+static int small = 1;
+static void trilu_sleep_ms(int ms)
+{
+    struct timespec t;
+    t.tv_sec = ms / 1000;
+    t.tv_nsec = (long)(ms % 1000) * 1000000L;
+    nanosleep(&t, NULL);
+}
+#endif
+
+#if defined(_MSC_VER) && defined(TRILU_TEST_NO_CRT)
+/* Built by clang in MSVC mode and linked to msvcrt.dll alone, without the
+ * MSVC runtime's startup code (not to be had on Linux): the symbol floating
+ * point code expects, and an entry point that does what the startup code
+ * would, through msvcrt's own exports. */
+int _fltused = 0;
+int main(int argc, char **argv);
+extern int __cdecl __getmainargs(int *argc, char ***argv, char ***env,
+                                 int wildcard, int *startinfo);
+
+void __cdecl trilu_test_entry(void)
+{
+    int argc = 0, startinfo = 0;
+    char **argv = NULL, **env = NULL;
+    __getmainargs(&argc, &argv, &env, 0, &startinfo);
+    exit(main(argc, argv));
+}
+#endif
+
+static int failures = 0;
+
+#define CHECK(cond, ...)                                   \
+    do {                                                   \
+        if (!(cond)) {                                     \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);    \
+            printf(__VA_ARGS__);                           \
+            printf("\n");                                  \
+            fflush(stdout);                                \
+            failures++;                                    \
+            exit(1);                                       \
+        }                                                  \
+    } while (0)
+
+/* --- a job: units claimed in grains, each unit counted ---------------------- */
+
+typedef struct {
+    Py_ssize_t next;           /* the next unclaimed unit (atomic) */
+    Py_ssize_t units, grain;
+    unsigned char *done;       /* done[i]: how many times unit i was done */
+    int *ran;                  /* ran[t]: how many times task t ran */
+} job_t;
+
+typedef struct {
+    job_t *job;
+    int index;
+} task_t;
+
+static void run_task(void *p)
+{
+    task_t *t = (task_t *)p;
+    job_t *job = t->job;
+    Py_ssize_t start, i, stop;
+    job->ran[t->index]++;
+    for (;;) {
+        start = trilu_fetch_add(&job->next, job->grain);
+        if (start >= job->units)
+            break;
+        stop = start + job->grain < job->units ? start + job->grain : job->units;
+        for (i = start; i < stop; i++)
+            job->done[i]++;
+    }
+}
+
+/* A job of `units` units over n tasks; every unit done exactly once, every
+ * task run at most once, task 0 exactly once, all by the time it returns. */
+static void one_call(Py_ssize_t units, Py_ssize_t grain, int n, const char *what)
+{
+    job_t job;
+    task_t tasks[TRILU_MAX_THREADS];
+    void *args[TRILU_MAX_THREADS];
+    int ran[TRILU_MAX_THREADS];
+    Py_ssize_t i;
+    int t;
+
+    job.next = 0;
+    job.units = units;
+    job.grain = grain;
+    job.done = (unsigned char *)calloc((size_t)(units > 0 ? units : 1), 1);
+    job.ran = ran;
+    CHECK(job.done != NULL, "out of memory");
+    for (t = 0; t < n; t++) {
+        tasks[t].job = &job;
+        tasks[t].index = t;
+        args[t] = &tasks[t];
+        ran[t] = 0;
+    }
+    trilu_parallel(run_task, args, n);
+    for (i = 0; i < units; i++)
+        CHECK(job.done[i] == 1, "%s: unit %ld of %ld done %d times (%d tasks)",
+              what, (long)i, (long)units, job.done[i], n);
+    CHECK(ran[0] == 1, "%s: task 0 ran %d times", what, ran[0]);
+    for (t = 1; t < n; t++)
+        CHECK(ran[t] <= 1, "%s: task %d ran %d times", what, t, ran[t]);
+    free(job.done);
+}
+
+/* --- the checks ------------------------------------------------------------ */
+
+static void check_layout(void)
+{
+    CHECK(sizeof(trilu_worker) % 64 == 0,
+          "a worker is %d bytes, not whole 64-byte lines", (int)sizeof(trilu_worker));
+    CHECK((uintptr_t)&trilu_pool.workers[1] % 64 == 0,
+          "workers do not start on a 64-byte line");
+    CHECK((uintptr_t)&trilu_pool.workers[2].offered
+              - (uintptr_t)&trilu_pool.workers[1].offered >= 64,
+          "two workers' offered flags share a cache line");
+    CHECK(min(2, 3) == 2 && max(2, 3) == 3 && small == 1, "helpers");
+    printf("layout: %d-byte workers on their own cache lines\n",
+           (int)sizeof(trilu_worker));
+}
+
+static void check_thread_count(void)
+{
+    trilu_threads_set(7);
+    CHECK(trilu_threads_get() == 7, "thread count %d, not 7", trilu_threads_get());
+    trilu_threads_set(1);
+    CHECK(trilu_threads_get() == 1, "thread count %d, not 1", trilu_threads_get());
+    printf("thread count: set and read back\n");
+}
+
+static unsigned long long rng_state = 0x9E3779B97F4A7C15ULL;
+
+static unsigned long rnd(unsigned long n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (unsigned long)(rng_state % n);
+}
+
+static void check_back_to_back(long calls)
+{
+    long c;
+    for (c = 0; c < calls; c++) {
+        int n = 2 + (int)rnd(7);                  /* 2-8 tasks on 2+ CPUs */
+        Py_ssize_t units = (Py_ssize_t)rnd(c % 64 == 0 ? 200000 : 3000);
+        one_call(units, 1 + (Py_ssize_t)rnd(64), n, "back to back");
+    }
+    one_call(0, 1, 4, "empty job");
+    one_call(10, 1, 1, "one task");
+    one_call(1000, 3, TRILU_MAX_THREADS, "64 tasks");
+    printf("back to back: %ld calls, %d workers started\n", calls, trilu_pool.started);
+}
+
+static void check_after_idle(void)
+{
+    static const int pause_ms[] = {0, 1, 5, 20, 50, 1, 0, 100, 2, 30};
+    int i;
+    for (i = 0; i < (int)(sizeof pause_ms / sizeof pause_ms[0]); i++) {
+        trilu_sleep_ms(pause_ms[i]);           /* past the workers' spin: asleep */
+        one_call(50000 + (Py_ssize_t)rnd(50000), 16, 2 + i % 4, "after idle");
+    }
+    printf("after idle: 10 calls after pauses of 0-100 ms\n");
+}
+
+/* Several threads calling at once: one gets the pool, the others run alone. */
+#define CALLERS 4
+
+typedef struct {
+    long calls;
+    unsigned long long seed;
+} caller_t;
+
+#ifdef _WIN32
+static unsigned __stdcall caller_main(void *p)
+#else
+static void *caller_main(void *p)
+#endif
+{
+    caller_t *c = (caller_t *)p;
+    long i;
+    unsigned long long s = c->seed;
+    for (i = 0; i < c->calls; i++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        one_call((Py_ssize_t)((s >> 33) % 20000), 1 + (Py_ssize_t)((s >> 20) % 32),
+                 2 + (int)((s >> 50) % 5), "concurrent");
+    }
+#ifdef _WIN32
+    return 0;
+#else
+    return NULL;
+#endif
+}
+
+static void check_concurrent(long calls)
+{
+    caller_t callers[CALLERS];
+    int i;
+#ifdef _WIN32
+    HANDLE h[CALLERS];
+    for (i = 0; i < CALLERS; i++) {
+        callers[i].calls = calls;
+        callers[i].seed = 1000003ULL * (unsigned long long)(i + 1);
+        h[i] = (HANDLE)_beginthreadex(NULL, 0, caller_main, &callers[i], 0, NULL);
+        CHECK(h[i] != 0, "cannot start a caller thread");
+    }
+    WaitForMultipleObjects(CALLERS, h, TRUE, INFINITE);
+    for (i = 0; i < CALLERS; i++)
+        CloseHandle(h[i]);
+#else
+    pthread_t t[CALLERS];
+    for (i = 0; i < CALLERS; i++) {
+        callers[i].calls = calls;
+        callers[i].seed = 1000003ULL * (unsigned long long)(i + 1);
+        CHECK(pthread_create(&t[i], NULL, caller_main, &callers[i]) == 0,
+              "cannot start a caller thread");
+    }
+    for (i = 0; i < CALLERS; i++)
+        pthread_join(t[i], NULL);
+#endif
+    printf("concurrent: %d threads x %ld calls\n", CALLERS, calls);
+}
+
+/* Streaming stores against the plain row writer, every alignment and cut. */
+static void check_stream(void)
+{
+    enum { N = 200 };
+    static char src[N + 64], got[N + 64], want[N + 64], mask[N + 64];
+    size_t n, lo, hi, off, i, cases = 0;
+    for (i = 0; i < sizeof src; i++) {
+        src[i] = (char)(1 + rnd(255));
+        mask[i] = rnd(2) ? (char)0xFF : 0;
+    }
+    for (off = 0; off < 16; off++)
+        for (n = 0; n <= 70; n += 1 + (n > 40) * 5)
+            for (lo = 0; lo <= n; lo += 1 + (lo > 20) * 3)
+                for (hi = lo; hi <= n; hi += 1 + (hi > 20) * 3) {
+                    memset(got, 0x5A, sizeof got);
+                    memset(want, 0x5A, sizeof want);
+                    trilu_stream_row(got + off, src, lo, hi, n);
+                    trilu_row_part(want + off, src, lo, hi, 0, n);
+                    CHECK(memcmp(got, want, sizeof got) == 0,
+                          "stream_row n=%d lo=%d hi=%d off=%d",
+                          (int)n, (int)lo, (int)hi, (int)off);
+                    cases++;
+                }
+    trilu_stream_fence();
+    for (off = 0; off < 16; off++)
+        for (n = 0; n <= N; n += 1 + n / 8) {
+            memset(got, 0x5A, sizeof got);
+            memset(want, 0x5A, sizeof want);
+            trilu_stream_and(got + off, src, mask, n);
+            for (i = 0; i < n; i++)
+                want[off + i] = (char)(src[i] & mask[i]);
+            CHECK(memcmp(got, want, sizeof got) == 0, "stream_and n=%d off=%d",
+                  (int)n, (int)off);
+            if (trilu_avx2_usable()) {
+                memset(got, 0x5A, sizeof got);
+                trilu_and_avx2(got + off, src, mask, n);
+                CHECK(memcmp(got, want, sizeof got) == 0, "and_avx2 n=%d off=%d",
+                      (int)n, (int)off);
+            }
+            cases++;
+        }
+    trilu_stream_fence();
+    printf("stream and mask: %d cases (TRILU_STREAM %d, AVX2 %s)\n", (int)cases,
+           TRILU_STREAM, trilu_avx2_usable() ? "used" : "not used");
+}
+
+int main(int argc, char **argv)
+{
+    long calls = argc > 1 ? atol(argv[1]) : 100000;
+#if defined(_MSC_VER)
+    printf("compiler: MSVC mode, _MSC_VER %d\n", (int)_MSC_VER);
+#elif defined(__MINGW64__)
+    printf("compiler: mingw-w64\n");
+#else
+    printf("compiler: native\n");
+#endif
+    trilu_pool_init();
+    check_layout();
+    check_thread_count();
+    check_stream();
+    check_back_to_back(calls);
+    check_after_idle();
+    check_concurrent(calls / 10);
+    check_back_to_back(calls / 10);
+    printf("%s\n", failures ? "FAILED" : "ok");
+    fflush(stdout);
+    return failures != 0;
+}
