@@ -10,6 +10,7 @@ import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.errors import CompileError
 
 # TRILU_DEBUG=1 builds with bounds checks and without optimization.
 debug = os.environ.get("TRILU_DEBUG") == "1"
@@ -74,8 +75,10 @@ class BuildExt(build_ext):
             source = Path(tmp, "probe.c")
             source.write_text("int probe(int x) { return x + 1; }\n")
             try:
-                self.compiler.compile([str(source)], output_dir=tmp, extra_postargs=[flag])
-            except Exception:  # noqa: BLE001  (CompileError: not this compiler's flag)
+                self.compiler.compile(
+                    [str(source)], output_dir=tmp, extra_postargs=[flag]
+                )
+            except CompileError:  # not this compiler's flag
                 return False
         return True
 

@@ -405,7 +405,12 @@ def sweep_worst_table(results: Sequence[dict[str, Any]]) -> Table:
     out=), over every seed, with the seeds named."""
     sweeps = [r for r in results if r["kind"] == "sweep"]
     worst = {(r["mode"], r["ratio"], r["class"]): r for r in summary(sweeps)}
-    columns = [("fresh", "numpy"), ("fresh", "copy"), ("fresh", "zeros"), ("out", "copyto")]
+    columns = [
+        ("fresh", "numpy"),
+        ("fresh", "copy"),
+        ("fresh", "zeros"),
+        ("out", "copyto"),
+    ]
     header = ["class", *(f"{kind} / trilu" for _, kind in columns)]
     rows = []
     for cls in _ordered({r["class"] for r in worst.values()}, CLASS_ORDER):
@@ -472,15 +477,17 @@ def write_headline(readme: Path, result: dict[str, Any]) -> None:
     readme.write_text("\n".join(lines), encoding="utf-8")
 
 
-
 def write_sweep_table(readme: Path, results: Sequence[dict[str, Any]]) -> None:
     """Put the sweeps' worst-per-class table between the README's markers."""
     lines = readme.read_text(encoding="utf-8").split("\n")
     start, stop = (lines.index(m) for m in SWEEP_MARKERS)
     table = markdown(sweep_worst_table(results))
-    note = f"Worst case of each ratio per shape class, sweep seeds {sweep_seeds(results)}:"
+    note = (
+        f"Worst case of each ratio per shape class, sweep seeds {sweep_seeds(results)}:"
+    )
     lines[start + 1 : stop] = ["", note, "", table, ""]
     readme.write_text("\n".join(lines), encoding="utf-8")
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -75,7 +75,7 @@ class Case:
         shape = self.shape
         if self.view == "swapaxes":
             shape = (*shape[:-2], shape[-1], shape[-2])
-        if dtype == bool:
+        if dtype.kind == "b":
             x = rng.random(shape) < 0.5
         else:
             n = math.prod(shape) * dtype.itemsize
@@ -283,7 +283,8 @@ def main() -> None:
     bound = [
         (r["ratios"]["numpy"] / r["ratios"]["copy"], r["name"])
         for r in records
-        if r["mode"] == "fresh" and r["ratios"]["numpy"] < TARGETS["numpy"]
+        if r["mode"] == "fresh"
+        and r["ratios"]["numpy"] < TARGETS["numpy"]
         and r["ratios"]["copy"] is not None
     ]
     if bound:

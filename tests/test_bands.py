@@ -97,7 +97,8 @@ def test_bands(name: str, dtype: str) -> None:
     x = nonzero_bytes(dtype, shape)
     plan = _kernel.explain(x, k, upper)
     assert (plan["lead"], plan["trail"]) == (lead, trail)
-    assert plan["bulk_src"] and plan["bulk_dst"]
+    assert plan["bulk_src"]
+    assert plan["bulk_dst"]
     every_mode(x, k, upper)
     every_mode(x[::2], k, upper)  # rows apart: bands row by row
     every_mode(x[::-1], k, upper)  # rows backwards, into forward rows

@@ -56,7 +56,11 @@ def test_kernel_names_match_stub() -> None:
     """The kernel's public names are exactly those the stub declares."""
     public = {n for n in vars(_kernel) if not n.startswith("_")}
     names = {
-        "check_out", "explain", "fill", "fill_plain", "set_num_threads",
+        "check_out",
+        "explain",
+        "fill",
+        "fill_plain",
+        "set_num_threads",
         "get_num_threads",
     }
     assert public >= names

@@ -199,11 +199,13 @@ cdef enum Part:                # what a run of rows holds
 
 cdef enum Allocation:          # where a fresh result's memory comes from
     MALLOC          # numpy's allocator; every byte written
-    RECYCLED        # the recycling handler: the spare block of a freed result
-                    # of this size if there is one; every byte written
-    CALLOC          # fresh pages, huge pages where numpy advises them; the
-                    # zeroed bands never written
-    ZERO_PAGES      # fresh 4 KiB zero pages, only the kept part's touched
+    # RECYCLED: the recycling handler, the spare block of a freed result of
+    # this size if there is one; every byte written. CALLOC: fresh pages, huge
+    # where numpy advises them; the zeroed bands never written. ZERO_PAGES: a
+    # mapping of small fresh pages; only the kept part's touched.
+    RECYCLED
+    CALLOC
+    ZERO_PAGES
 
 
 cdef struct Job:
@@ -220,9 +222,10 @@ cdef struct Job:
     # kept or wholly zeroed, the diagonal crosses rows [lead, trail).
     Py_ssize_t lead, trail
     bint lead_kept             # the leading band is kept (upper) or zeroed
-    bint bulk_src              # src rows laid out as dst's, contiguous: kept
-                               # rows are one memcpy
-    bint bulk_dst              # dst rows contiguous: zeroed rows are one memset
+    # src rows laid out as dst's and contiguous: kept rows are one memcpy;
+    # dst rows contiguous: zeroed rows are one memset
+    bint bulk_src
+    bint bulk_dst
     # batch dimensions, size-1 dims dropped and mergeable dims merged
     int ndim
     Py_ssize_t shape[MAX_BATCH_DIMS]
