@@ -24,8 +24,6 @@ import datetime as dt
 import functools
 import json
 import math
-import os
-import platform
 import sys
 import zlib
 from collections.abc import Callable, Iterator
@@ -38,7 +36,7 @@ import numpy as np
 import trilu
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench import cpu_name, fmt_time, measure, median, onnxruntime, ratio, torch
+from bench import cpu_name, fmt_time, machine, measure, median, ratio
 
 MIB = 1 << 20
 DTYPES = ["int8", "bool", "int16", "float16", "int32", "float32", "int64",
@@ -221,22 +219,6 @@ def worst(records: list[dict[str, Any]]) -> dict[str, tuple[float, str]]:
             if value is not None and (peer not in low or value < low[peer][0]):
                 low[peer] = (value, rec["name"])
     return low
-
-
-def machine() -> dict[str, Any]:
-    return {
-        "cpu": cpu_name(),
-        "arch": platform.machine(),
-        "cpus": len(os.sched_getaffinity(0))
-        if hasattr(os, "sched_getaffinity")
-        else os.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "trilu": trilu.__version__,
-        "trilu_threads": trilu.get_num_threads(),
-        "torch": None if torch is None else torch.__version__,
-        "onnxruntime": None if onnxruntime is None else onnxruntime.__version__,
-    }
 
 
 def main() -> None:
