@@ -835,10 +835,10 @@ cdef int thread_count(Py_ssize_t work, Py_ssize_t units) noexcept nogil:
     return <int>max(1, min(trilu_threads_get(), work // PARALLEL_MIN_BYTES, units))
 
 
-cdef void run_job(Job *job, Py_ssize_t nb) noexcept nogil:
-    """Run a planned job whose mask, if any, is built: split into grains."""
+cdef void run_job(Job *job, Py_ssize_t nb, Py_ssize_t work) noexcept nogil:
+    """Run a planned job of `work` bytes whose mask, if any, is built: split
+    into grains."""
     cdef Queue queue
-    cdef Py_ssize_t work = work_bytes(job, nb)
     queue.job = job
     if job.method == MATRICES:
         queue.units = nb
@@ -1076,7 +1076,7 @@ cdef cnp.ndarray triangle(cnp.ndarray src, cnp.ndarray dst, object k, bint upper
     cdef Py_ssize_t kk = clamp(k, cnp.PyArray_DIMS(src)[nd - 2],
                                cnp.PyArray_DIMS(src)[nd - 1])
     cdef Job job
-    cdef Py_ssize_t nb, need
+    cdef Py_ssize_t nb, need, work
     cdef Allocation how
     cdef char small[MASK_BLOCK_BYTES]
     cdef char *mask = small
@@ -1099,11 +1099,12 @@ cdef cnp.ndarray triangle(cnp.ndarray src, cnp.ndarray dst, object k, bint upper
     if need:
         build_mask(&job, mask)
         job.mask = mask
-    if work_bytes(&job, nb) >= NOGIL_MIN_BYTES:
+    work = work_bytes(&job, nb)
+    if work >= NOGIL_MIN_BYTES:
         with nogil:
-            run_job(&job, nb)
+            run_job(&job, nb, work)
     else:
-        run_job(&job, nb)
+        run_job(&job, nb, work)
     if mask != small:
         free(mask)
     return dst
