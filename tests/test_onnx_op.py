@@ -288,6 +288,12 @@ def test_in_a_subgraph() -> None:
     assert_same(y, expected_trilu(x, 0, True))
 
 
+# Checked with onnx 1.20 (Debian's): its own Trilu gets upper=0 there too.
+@pytest.mark.xfail(
+    tuple(int(p) for p in onnx.__version__.split(".")[:2]) < (1, 22),
+    reason="onnx < 1.22 passes a function's linked attribute to every op as 0",
+    strict=True,
+)
 def test_in_a_function_with_a_linked_attribute() -> None:
     """upper from the calling node: known only when run, then checked by trilu."""
     inner = helper.make_node("Trilu", ["x"], ["y"])
