@@ -85,9 +85,14 @@ def build(mode: str) -> None:
 
 
 def runtime(mode: str) -> str:
-    return run(
-        ["gcc", f"-print-file-name={RUNTIME[mode]}"], capture_output=True
-    ).stdout.strip()
+    """LD_PRELOAD: the sanitizer's runtime, then libstdc++. The runtime's
+    __cxa_throw interceptor looks up the real one when it starts; python does
+    not link libstdc++, so without it there, the first C++ exception (from
+    matplotlib's ft2font, say) aborts on a CHECK failure."""
+    return ":".join(
+        run(["gcc", f"-print-file-name={lib}"], capture_output=True).stdout.strip()
+        for lib in (RUNTIME[mode], "libstdc++.so.6")
+    )
 
 
 def reports(logdir: Path) -> tuple[list[str], list[str]]:

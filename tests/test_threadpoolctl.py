@@ -140,20 +140,52 @@ def test_import_trilu_does_not_import_threadpoolctl() -> None:
 
 
 def test_another_kernel_is_not_taken_for_trilu(tmp_path) -> None:
-    """A loaded library named _kernel* that is not trilu's gets no controller."""
+    """A loaded library named _kernel* that is not trilu's (a Cython module of
+    numpy's) gets no controller; making one for it raises nothing, since
+    threadpoolctl before 3.8 lets that error out of threadpool_info()."""
     if sys.platform != "linux":
         pytest.skip("copies an ELF shared object")
     proc = run_python(
         f"""
-        import ctypes, shutil, trilu, threadpoolctl
-        copy = shutil.copy(trilu._kernel.__file__, {str(tmp_path)!r} + "/_kernel_other.so")
+        import ctypes, os, shutil, numpy.random._common as other, trilu, threadpoolctl
+        copy = shutil.copy(other.__file__, {str(tmp_path)!r} + "/_kernel_other.so")
         ctypes.CDLL(copy)
-        info = threadpoolctl.threadpool_info()
-        print(sum(i["user_api"] == "trilu" for i in info))
+        (cls,) = [c for c in threadpoolctl._ALL_CONTROLLERS if c.user_api == "trilu"]
+        foreign = cls(filepath=copy, prefix="_kernel")  # unguarded before 3.8
+        print(any(hasattr(foreign.dynlib, name) for name in cls.check_symbols))
+        (entry,) = [i for i in threadpoolctl.threadpool_info()
+                    if i["user_api"] == "trilu"]
+        print(entry["filepath"] == os.path.realpath(trilu._kernel.__file__))
         """
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "1"
+    assert proc.stdout.split() == ["False", "True"]
+
+
+def test_a_copy_of_the_kernel_is_a_pool_of_its_own(tmp_path) -> None:
+    """A second copy of trilu's kernel loaded in the process gets a controller
+    that sets that copy's count, never trilu's."""
+    if sys.platform != "linux":
+        pytest.skip("copies an ELF shared object")
+    proc = run_python(
+        f"""
+        import ctypes, os, shutil, trilu, threadpoolctl
+        copy = shutil.copy(trilu._kernel.__file__, {str(tmp_path)!r} + "/_kernel_copy.so")
+        ctypes.CDLL(copy)
+        trilu.set_num_threads(2)
+        found = {{
+            os.path.basename(c.filepath): c
+            for c in threadpoolctl.ThreadpoolController().lib_controllers
+            if c.user_api == "trilu"
+        }}
+        found.pop("_kernel_copy.so").set_num_threads(5)
+        (ours,) = found.values()
+        print(trilu.get_num_threads(), ours.get_num_threads(),
+              ctypes.CDLL(copy).trilu_get_num_threads())
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["2", "2", "5"]
 
 
 def test_a_failing_registration_never_breaks_the_import(tmp_path) -> None:

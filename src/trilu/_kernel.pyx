@@ -79,7 +79,7 @@ cdef extern from "_threads.h" nogil:
     void trilu_parallel(trilu_task_fn fn, void **args, int n)
     Py_ssize_t trilu_fetch_add(Py_ssize_t *p, Py_ssize_t v)
     int trilu_threads_get()    # the thread count, a relaxed atomic
-    void trilu_threads_set(int n)
+    void trilu_set_num_threads(int n)    # clamped; exported for threadpoolctl
 
 
 def _numpy_hugepages():
@@ -258,7 +258,7 @@ cdef struct Worker:            # what one thread is handed
 
 def set_num_threads(int n):
     """Set the number of threads large calls may use (validated by trilu)."""
-    trilu_threads_set(max(1, min(n, TRILU_MAX_THREADS)))
+    trilu_set_num_threads(n)
 
 
 def get_num_threads():

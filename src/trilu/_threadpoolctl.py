@@ -4,9 +4,11 @@ threadpoolctl finds the native libraries loaded in the process and matches each
 file name against the ``filename_prefixes`` of its controllers; a library with
 its own pool adds a controller with ``threadpoolctl.register`` (its documented
 way, threadpoolctl 3.5+). trilu's pool lives in its extension module, whose
-file name starts with ``_kernel``; a ``_kernel`` file of another package is
-told apart by its path and refused (an ``OSError`` from the controller, which
-threadpoolctl takes as "not this library").
+file name starts with ``_kernel``, and which exports ``trilu_get_num_threads``
+and ``trilu_set_num_threads`` (``_threads.h``) as OpenBLAS exports
+``openblas_get_num_threads``: threadpoolctl drops a matching file without
+these ``check_symbols`` (another package's ``_kernel``), and the controller
+calls them in the library it was made for.
 
 threadpoolctl is optional and costs 20-40 ms to import, so ``import trilu``
 never imports it. Instead:
@@ -36,12 +38,7 @@ def _register(threadpoolctl: Any) -> None:
     if _registered or base is None or register is None:  # threadpoolctl < 3.5
         return
 
-    import os  # noqa: PLC0415  (only once threadpoolctl is in use)
-
-    from . import _api, _kernel  # noqa: PLC0415
     from ._version import __version__  # noqa: PLC0415
-
-    kernel_path = os.path.realpath(_kernel.__file__)
 
     class TriluController(base):  # type: ignore[misc,valid-type]
         """trilu's thread pool: ``trilu.get_num_threads``/``set_num_threads``."""
@@ -49,19 +46,19 @@ def _register(threadpoolctl: Any) -> None:
         user_api = "trilu"
         internal_api = "trilu"
         filename_prefixes = ("_kernel",)
+        # Not raising for a foreign _kernel: threadpoolctl before 3.8 lets a
+        # controller's exception out of threadpool_info().
+        check_symbols = ("trilu_get_num_threads", "trilu_set_num_threads")
 
         def get_version(self) -> str:
-            # Called first when threadpoolctl builds a controller for a file
-            # whose name matches: refuse any _kernel that is not trilu's.
-            if os.path.realpath(self.filepath) != kernel_path:
-                raise OSError(f"{self.filepath} is not trilu's kernel")
             return __version__
 
         def get_num_threads(self) -> int:
-            return _api.get_num_threads()
+            return int(self.dynlib.trilu_get_num_threads())
 
         def set_num_threads(self, num_threads: int) -> None:
-            _api.set_num_threads(num_threads)
+            # the C function clamps to 1..64; a C int must hold the value
+            self.dynlib.trilu_set_num_threads(max(1, min(int(num_threads), 64)))
 
     register(TriluController)
     _registered = True

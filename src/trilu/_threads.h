@@ -131,6 +131,31 @@ static inline void trilu_threads_set(int n)
 #endif
 }
 
+/* The same count as exported C functions, the way threadpoolctl finds a
+ * native pool (as openblas_get_num_threads): trilu's controller
+ * (_threadpoolctl.py) takes a library named "_kernel*" only if it exports
+ * these, and calls them in the library it found, so no other package's
+ * _kernel is taken for trilu's. */
+#ifdef _WIN32
+#define TRILU_EXPORT __declspec(dllexport)
+#else
+#define TRILU_EXPORT __attribute__((visibility("default")))
+#endif
+
+TRILU_EXPORT int trilu_get_num_threads(void);
+TRILU_EXPORT void trilu_set_num_threads(int n);
+
+TRILU_EXPORT int trilu_get_num_threads(void)
+{
+    return trilu_threads_get();
+}
+
+/* Clamped to 1..TRILU_MAX_THREADS. */
+TRILU_EXPORT void trilu_set_num_threads(int n)
+{
+    trilu_threads_set(n < 1 ? 1 : n > TRILU_MAX_THREADS ? TRILU_MAX_THREADS : n);
+}
+
 /* How long the caller, done with its own task, polls for the workers to
  * finish their last grain before it sleeps, and how long a worker polls for
  * its next task: both shorter than a sleep and a wake-up. */

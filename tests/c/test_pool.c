@@ -165,7 +165,14 @@ static void check_thread_count(void)
     CHECK(trilu_threads_get() == 7, "thread count %d, not 7", trilu_threads_get());
     trilu_threads_set(1);
     CHECK(trilu_threads_get() == 1, "thread count %d, not 1", trilu_threads_get());
-    printf("thread count: set and read back\n");
+    /* the exported pair threadpoolctl calls: clamped to 1..TRILU_MAX_THREADS */
+    trilu_set_num_threads(0);
+    CHECK(trilu_get_num_threads() == 1, "count %d after 0", trilu_get_num_threads());
+    trilu_set_num_threads(1000);
+    CHECK(trilu_get_num_threads() == TRILU_MAX_THREADS, "count %d after 1000",
+          trilu_get_num_threads());
+    trilu_set_num_threads(1);
+    printf("thread count: set and read back, exported pair clamped\n");
 }
 
 static unsigned long long rng_state = 0x9E3779B97F4A7C15ULL;
