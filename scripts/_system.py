@@ -108,9 +108,11 @@ def run_logged(cmd: list[str], logfile: Path, **kw) -> tuple[int, str, float]:
             **kw,
         )
         assert proc.stdout is not None
-        for line in proc.stdout:
+        for line in proc.stdout:  # flushed: a long run shows its progress
             sys.stdout.write(line)
+            sys.stdout.flush()
             out.write(line)
+            out.flush()
         status = proc.wait()
     seconds = time.monotonic() - start
     text = logfile.read_text(errors="replace")
