@@ -28,18 +28,18 @@ project's 2-core VM; the scripts' docstrings say what each does:
 
 - ``emulated -- s390x`` / ``emulated -- arm64``: the whole suite in a Debian
   sid s390x (big-endian) / trixie arm64 chroot under qemu-user
-  (``scripts/emulated_check.py``). Hours: arm64 here took 34 min for the
-  chroot, 16 min to build, and ran 7% of the suite in 8.5 min; 1.5 GB each.
+  (``scripts/emulated_check.py``). 9 / 50 min with the chroot cached, 10 / 25
+  more the first time; 1.3 / 1.2 GB.
 - ``sanitize``: the whole suite with trilu under ASan + UBSan, recycling on
-  and off (``scripts/sanitize_check.py``). 9 min; 0.3 GB.
-- ``tsan``: the thread, memory and stress tests under ThreadSanitizer. 5 min;
-  0.3 GB.
+  and off (``scripts/sanitize_check.py``). 5 min; 0.5 GB.
+- ``tsan``: the thread, memory and stress tests under ThreadSanitizer. 3 min;
+  0.5 GB.
 - ``windows``: ``tests/c/test_pool.c`` natively, cross-compiled with mingw-w64
   and with clang in MSVC mode, the latter two under wine64
   (``scripts/windows_check.py``). 0.5 min; 0.7 GB (the wine prefix).
 - ``freethreaded``: CPython 3.14t (3.13t where the mirror lacks 3.14's
   source) built from Debian's source package, the suite with ``-X gil=0``
-  (``scripts/freethreaded_check.py``). 16 min, 5 with the interpreter
+  (``scripts/freethreaded_check.py``). 8 min, 2.5 with the interpreter
   cached; 0.5 GB.
 """
 
