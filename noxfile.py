@@ -28,7 +28,7 @@ project's 2-core VM; the scripts' docstrings say what each does:
 
 - ``emulated -- s390x`` / ``emulated -- arm64``: the whole suite in a Debian
   sid s390x (big-endian) / trixie arm64 chroot under qemu-user
-  (``scripts/emulated_check.py``). 9 / 50 min with the chroot cached, 10 / 25
+  (``scripts/emulated_check.py``). 9 / 47 min with the chroot cached, 9 / 17
   more the first time; 1.3 / 1.2 GB.
 - ``sanitize``: the whole suite with trilu under ASan + UBSan, recycling on
   and off (``scripts/sanitize_check.py``). 5 min; 0.5 GB.
