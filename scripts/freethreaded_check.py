@@ -43,10 +43,12 @@ BUILD_DEPS = [
     "debian-archive-keyring",
 ]  # fmt: skip
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
-# Run by the free-threaded interpreter (3.13+), which has tomllib.
-READ_TEST_EXTRA = """import sys, tomllib
-with open(sys.argv[1], "rb") as f:
-    print(*tomllib.load(f)["project"]["optional-dependencies"]["test"], sep="\\n")
+# numpy's version and the test extra, from the installed trilu's metadata, as
+# run_wheel_tests.py reads them: run by the venv's interpreter.
+WHEEL_TEST_INPUTS = """import sys
+sys.path.insert(0, sys.argv[1])
+import run_wheel_tests as w
+print(w.installed_version("numpy"), *w.requirements()[0], sep="\\n")
 """
 
 
@@ -151,12 +153,9 @@ def sdists_allowed(vpy: Path) -> None:
     rest run. run_wheel_tests.py then names what is below its floor as
     missing, which only lets those tests skip if the import fails.
     """
-    extra = run(
-        [vpy, "-c", READ_TEST_EXTRA, ROOT / "pyproject.toml"], capture_output=True
+    numpy, *extra = run(
+        [vpy, "-c", WHEEL_TEST_INPUTS, ROOT / "scripts"], capture_output=True
     ).stdout.splitlines()
-    numpy = run(
-        [vpy, "-c", "import numpy; print(numpy.__version__)"], capture_output=True
-    ).stdout.strip()
     for req in extra:  # one at a time: one that fails leaves the others in
         if req.startswith("onnx"):
             wanted = ["--only-binary=:all:", "onnx"]  # any version, see above
