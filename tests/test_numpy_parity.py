@@ -457,17 +457,6 @@ def test_keyword_names(upper: bool) -> None:
     assert_same(func(upper)(m=x, k=1), numpy_oracle(x, 1, upper))
 
 
-@pytest.mark.parametrize("name", ["F", "C"])
-def test_result_order_follows_input(name: str, rng) -> None:
-    """The result of a Fortran-ordered input is Fortran-ordered (README)."""
-    x = layout(name, np.float64, (5, 6), rng)
-    for upper in (True, False):
-        got = func(upper)(x, 1)
-        assert got.flags.f_contiguous if name == "F" else got.flags.c_contiguous
-        assert got.flags.writeable
-        assert got.flags.owndata
-
-
 def test_result_is_new_memory(rng) -> None:
     """Without out=, the result never shares memory with the input."""
     for name in ("C", "F", "bcast_rows", "readonly"):

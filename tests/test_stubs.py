@@ -57,6 +57,7 @@ def test_kernel_names_match_stub() -> None:
     public = {n for n in vars(_kernel) if not n.startswith("_")}
     names = {
         "check_out",
+        "empty",
         "explain",
         "fill",
         "fill_plain",
@@ -83,12 +84,15 @@ def test_public_api() -> None:
     P = inspect.Parameter
     expected = {
         "triu": [("m", P.POSITIONAL_OR_KEYWORD, P.empty),
-                 ("k", P.POSITIONAL_OR_KEYWORD, 0), ("out", P.KEYWORD_ONLY, None)],
+                 ("k", P.POSITIONAL_OR_KEYWORD, 0),
+                 ("order", P.KEYWORD_ONLY, None), ("out", P.KEYWORD_ONLY, None)],
         "tril": [("m", P.POSITIONAL_OR_KEYWORD, P.empty),
-                 ("k", P.POSITIONAL_OR_KEYWORD, 0), ("out", P.KEYWORD_ONLY, None)],
+                 ("k", P.POSITIONAL_OR_KEYWORD, 0),
+                 ("order", P.KEYWORD_ONLY, None), ("out", P.KEYWORD_ONLY, None)],
         "trilu": [("input", P.POSITIONAL_OR_KEYWORD, P.empty),
                   ("k", P.POSITIONAL_OR_KEYWORD, 0),
                   ("upper", P.POSITIONAL_OR_KEYWORD, True),
+                  ("order", P.KEYWORD_ONLY, None),
                   ("out", P.KEYWORD_ONLY, None)],
         "set_num_threads": [("n", P.POSITIONAL_OR_KEYWORD, None)],
         "get_num_threads": [],

@@ -231,26 +231,43 @@ def _by_reference(
 def _recast(m: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """A copy of m in dtype: m's dtype in another byte order, or packed."""
     # numpy's astype leaves generic-unit datetimes unswapped: swap the bytes
-    swap = dtype.kind in "mM"
+    swap = dtype.kind in "mM" and dtype.byteorder != m.dtype.byteorder
     copy: np.ndarray = m.byteswap().view(dtype) if swap else m.astype(dtype)
     return copy
 
 
-def _apply(m: np.ndarray, k: int, upper: bool, out: Any, onnx: bool) -> np.ndarray:
+def _check_order(order: Any) -> None:
+    if order is not None and order not in ("K", "A", "C", "F"):
+        raise ValueError(
+            f"order must be one of 'K', 'A', 'C', 'F' or None, got {order!r}"
+        )
+
+
+def _apply(
+    m: np.ndarray, k: int, upper: bool, out: Any, order: Any, onnx: bool
+) -> np.ndarray:
     """The triangle of ndarray m, into out (validated here) or a new array."""
+    _check_order(order)
     if m.ndim < 2:
-        if onnx or m.ndim == 0:
+        if onnx:
             raise ValueError(
                 f"input must have at least 2 dimensions, got shape {m.shape}"
+            )
+        if m.ndim == 0:  # numpy's TypeError, with what is needed
+            raise TypeError(
+                "m must be an array of at least 1 dimension (the rows of a "
+                "square matrix) or 2 (a matrix or a batch of them), got a 0-D "
+                "array"
             )
         n = m.shape[0]  # numpy: a 1-D m is taken as the rows of an n x n matrix
         if n * n * m.dtype.itemsize > sys.maxsize:
             raise MemoryError(f"a {n} x {n} result of {m.dtype} cannot be allocated")
         m = np.broadcast_to(m, (n, n))
     dtype = m.dtype
-    # numpy's result: native byte order, structured dtypes packed
-    plain = dtype.isnative and dtype.names is None
-    rdtype = dtype if plain else np.result_type(dtype)
+    # numpy's result dtype, as where() finds it: native byte order, structured
+    # dtypes packed, no metadata on numbers
+    plain = dtype.isnative and dtype.names is None and dtype.metadata is None
+    rdtype = dtype if plain else np.result_type(dtype, dtype)
     overlap = out is not None and _check_out(out, m, rdtype)
     if dtype.hasobject:
         rows, cols = m.shape[-2:]
@@ -260,13 +277,16 @@ def _apply(m: np.ndarray, k: int, upper: bool, out: Any, onnx: bool) -> np.ndarr
         else:
             zero = np.zeros((), dtype)  # numpy's zero: int 0 in object fields
         if out is None:
-            out = np.empty(m.shape, rdtype)
+            out = _kernel.empty(m, rdtype, order)
         return _by_reference(m, k, upper, out, zero)
     if out is None:
-        if rdtype != dtype:  # recast into the result, then cut it in place
-            m = _recast(m, rdtype)
-            return _kernel.fill(m, m, k, upper)
-        return _kernel.fill(m, None, k, upper)
+        if rdtype != dtype:  # another byte order or layout: recast, then cut
+            return _kernel.fill(
+                _recast(m, rdtype), _kernel.empty(m, rdtype, order), k, upper
+            )
+        if not plain:  # metadata numpy drops: a view of m in numpy's dtype
+            m = m.view(rdtype)
+        return _kernel.fill(m, None, k, upper, order)
     if out.dtype != dtype:  # another byte order or layout than out's
         m = _recast(m, out.dtype)
     elif overlap:  # a partial overlap: work on a copy of m
@@ -274,7 +294,9 @@ def _apply(m: np.ndarray, k: int, upper: bool, out: Any, onnx: bool) -> np.ndarr
     return _kernel.fill(m, out, k, upper)
 
 
-def _foreign(m: Any, k: int, upper: bool, out: Any, onnx: bool = False) -> Any:
+def _foreign(
+    m: Any, k: int, upper: bool, out: Any, order: Any, onnx: bool = False
+) -> Any:
     """Arrays of other libraries: dask through trilu, the rest their own code;
     None for anything else (array-likes that numpy converts)."""
     cls = type(m)
@@ -282,6 +304,8 @@ def _foreign(m: Any, k: int, upper: bool, out: Any, onnx: bool = False) -> Any:
         return None
     if out is not None:
         raise TypeError(f"out= needs a numpy array input, got {cls.__name__}")
+    if order is not None:
+        raise TypeError(f"order= needs a numpy array input, got {cls.__name__}")
     if cls.__module__.startswith("dask.array"):
         from . import _dask  # noqa: PLC0415  (dask is optional: only now)
 
@@ -289,20 +313,24 @@ def _foreign(m: Any, k: int, upper: bool, out: Any, onnx: bool = False) -> Any:
     return (_np_triu if upper else _np_tril)(m, k)
 
 
-def _numpy_triangle(m: Any, k: Any, upper: bool, out: np.ndarray | None) -> Any:
+def _numpy_triangle(
+    m: Any, k: Any, upper: bool, out: np.ndarray | None, order: Any
+) -> Any:
     """triu and tril: numpy's k and inputs, then the shared path."""
     if type(k) is not int:
         k = _numpy_k(k)
     if type(m) is not _ndarray:
         if not isinstance(m, _ndarray):
-            other = _foreign(m, k, upper, out)
+            other = _foreign(m, k, upper, out, order)
             if other is not None:
                 return other
         m = np.asarray(m)
-    return _apply(m, k, upper, out, False)
+    return _apply(m, k, upper, out, order, False)
 
 
-def triu(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
+def triu(
+    m: Any, k: Any = 0, *, order: Any = None, out: np.ndarray | None = None
+) -> Any:
     """Upper triangle of an array: ``numpy.triu``, bit for bit, with ``out=``.
 
     Elements below the k-th diagonal of the last two axes are zeroed
@@ -363,12 +391,14 @@ def triu(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
     >>> trilu.triu(a, out=a) is a  # in place
     True
     """
-    if (result := _kernel.fill_plain(m, k, True, out)) is not None:
+    if (result := _kernel.fill_plain(m, k, True, out, order)) is not None:
         return result
-    return _numpy_triangle(m, k, True, out)
+    return _numpy_triangle(m, k, True, out, order)
 
 
-def tril(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
+def tril(
+    m: Any, k: Any = 0, *, order: Any = None, out: np.ndarray | None = None
+) -> Any:
     """Lower triangle of an array: ``numpy.tril``, bit for bit, with ``out=``.
 
     Elements above the k-th diagonal of the last two axes are zeroed
@@ -419,13 +449,18 @@ def tril(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
            [1., 1., 0.],
            [1., 1., 1.]], dtype=float32)
     """
-    if (result := _kernel.fill_plain(m, k, False, out)) is not None:
+    if (result := _kernel.fill_plain(m, k, False, out, order)) is not None:
         return result
-    return _numpy_triangle(m, k, False, out)
+    return _numpy_triangle(m, k, False, out, order)
 
 
 def trilu(
-    input: Any, k: Any = 0, upper: Any = True, *, out: np.ndarray | None = None
+    input: Any,
+    k: Any = 0,
+    upper: Any = True,
+    *,
+    order: Any = None,
+    out: np.ndarray | None = None,
 ) -> Any:
     """The ONNX Trilu operator (opset 14) on a tensor of shape ``[*, N, M]``.
 
@@ -494,7 +529,7 @@ def trilu(
         upper = _onnx_upper(upper)
     if type(input) is not _ndarray:
         if not isinstance(input, _ndarray):
-            other = _foreign(input, k, upper, out, onnx=True)
+            other = _foreign(input, k, upper, out, order, onnx=True)
             if other is not None:
                 return other
         input = np.asarray(input)
@@ -504,6 +539,6 @@ def trilu(
             "constraint (bool, int8-64, uint8-64, float16/32/64, bfloat16, "
             "complex64/128, string)"
         )
-    if (result := _kernel.fill_plain(input, k, upper, out)) is not None:
+    if (result := _kernel.fill_plain(input, k, upper, out, order)) is not None:
         return result
-    return _apply(input, k, upper, out, True)
+    return _apply(input, k, upper, out, order, True)

@@ -24,14 +24,21 @@ import numpy as np
 
 cimport numpy as cnp
 from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.ref cimport Py_INCREF
 
 cnp.import_array()
 
 
 cdef extern from "numpy/arrayobject.h":
     enum: NPY_ITEM_REFCOUNT
-    object PyArray_NewLikeArray(cnp.ndarray prototype, cnp.NPY_ORDER order,
-                                void *descr, int subok)
+    void *descr_metadata "PyDataType_METADATA" (cnp.dtype descr)
+    ctypedef struct PyTypeObject:
+        pass
+    PyTypeObject PyArray_Type
+    # descr: a reference it steals
+    object PyArray_NewFromDescr(PyTypeObject *subtype, void *descr, int nd,
+                                cnp.npy_intp *dims, cnp.npy_intp *strides,
+                                void *data, int flags, void *obj)
     object PyDataMem_SetHandler(object handler)
 
 
@@ -170,6 +177,13 @@ cdef enum:
     # the input they outgrow the last-level cache (32 MiB where measured; at
     # 16 MiB normal stores measured faster).
     STREAM_MIN_BYTES = 1 << 25
+    # A TILED tile is a square of at most this many bytes, gathered in a
+    # buffer on the stack that stays in L1D (half the smallest of the
+    # targets, 32 KiB) beside the lines it is read from and written to.
+    TILE_BYTES = 16384
+    # Elements wider than this are runs of their own: read one at a time,
+    # they need no tile (STRIDED).
+    TILE_MAX_WIDTH = 64
     # Below this the GIL is kept: releasing it costs more than the work.
     NOGIL_MIN_BYTES = 1 << 14
     # Fresh zero pages are a mapping of their own: an mmap, a fault and a
@@ -189,6 +203,8 @@ cdef enum:
 cdef enum Method:              # how the diagonal band is written
     ROWS            # contiguous elements: memset + memcpy per row
     STRIDED         # any strides: element by element
+    TILED           # dst rows contiguous, src closer to contiguous down its
+                    # columns (a transposed read): a tile of rows at a time
     BAND_MASK       # contiguous short rows: dst = src & keep-mask of the band
     MATRICES        # tiny contiguous matrices, whole: dst = src & keep-mask
 
@@ -417,6 +433,77 @@ cdef void strided_rows(elem_t *tag, const Job *job, Py_ssize_t so,
         d += dst_row
 
 
+cdef inline Py_ssize_t tile_side(Py_ssize_t width) noexcept nogil:
+    """The rows and columns of a TILED tile: a square of TILE_BYTES."""
+    cdef Py_ssize_t side = 1
+    while 4 * side * side * width <= TILE_BYTES:
+        side *= 2
+    return side
+
+
+cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
+                     Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
+    """Rows [r0, r1) of a matrix with contiguous dst rows whose src runs down
+    its columns (a transposed read), a square tile at a time: each row's
+    zeroed part is one memset; its kept part is gathered a column at a time
+    (one run of src each) into a buffer in cache, then each row of the
+    buffer goes out with one memcpy. Rows of a power-of-two stride would
+    evict one another in cache if written in place a column at a time.
+    Column j of a tile of rows [b0, b1) is kept by rows [b0, j - k + 1)
+    (upper) or [j - k, b1) (lower), clamped: two bounds, no test per element."""
+    cdef Py_ssize_t b0, b1, c0, c1, i, j, lo, hi, top, bottom, first, last
+    cdef Py_ssize_t w = job.width, cols = job.cols, k = job.k
+    cdef Py_ssize_t ss = job.src_col, sr = job.src_row, dr = job.dst_row
+    cdef Py_ssize_t side = tile_side(w), line = side * w
+    cdef bint upper = job.upper, zero = job.zero_rest
+    cdef const char *s
+    cdef char *d
+    cdef char buf[TILE_BYTES]
+    cdef elem_t v
+    b0 = r0
+    while b0 < r1:
+        b1 = min(b0 + side, r1)
+        s = job.src + so + b0 * sr
+        d = job.dst + do + b0 * dr
+        first = cols
+        last = 0
+        for i in range(b0, b1):    # the columns any row keeps: [first, last)
+            row_span(part, upper, k, cols, i, &lo, &hi)
+            if zero:
+                memset(d + (i - b0) * dr, 0, lo * w)
+                memset(d + (i - b0) * dr + hi * w, 0, (cols - hi) * w)
+            if hi > lo:
+                first = min(first, lo)
+                last = max(last, hi)
+        c0 = first
+        while c0 < last:
+            c1 = min(c0 + side, last)
+            for j in range(c0, c1):
+                top = b0
+                bottom = b1
+                if part == DIAGONAL:
+                    if upper:
+                        bottom = min(b1, max(b0, j - k + 1))
+                    else:
+                        top = max(b0, min(b1, j - k))
+                for i in range(top - b0, bottom - b0):
+                    if elem_t is any_width:
+                        memcpy(buf + i * line + (j - c0) * w, s + i * sr + j * ss, w)
+                    else:
+                        memcpy(&v, s + i * sr + j * ss, sizeof(elem_t))
+                        memcpy(buf + i * line + (j - c0) * sizeof(elem_t), &v,
+                               sizeof(elem_t))
+            for i in range(b0, b1):
+                row_span(part, upper, k, cols, i, &lo, &hi)
+                lo = max(lo, c0)
+                hi = min(hi, c1)
+                if hi > lo:
+                    memcpy(d + (i - b0) * dr + lo * w,
+                           buf + (i - b0) * line + (lo - c0) * w, (hi - lo) * w)
+            c0 = c1
+        b0 = b1
+
+
 cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
                                  Py_ssize_t r0, Py_ssize_t r1,
                                  Part part) noexcept nogil:
@@ -457,10 +544,23 @@ cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
 
 cdef void each_row(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
                    Py_ssize_t r1, Part part) noexcept nogil:
-    """Rows [r0, r1) of a matrix one at a time, by the specialization for the
-    element width where they are strided."""
+    """Rows [r0, r1) of a matrix one at a time (a tile at a time where TILED),
+    by the specialization for the element width where they are strided."""
     cdef Py_ssize_t w = job.width
-    if job.method != STRIDED:
+    if job.method == TILED:
+        if w == 8:
+            tiled_rows(<uint64_t *>NULL, job, so, do, r0, r1, part)
+        elif w == 4:
+            tiled_rows(<uint32_t *>NULL, job, so, do, r0, r1, part)
+        elif w == 2:
+            tiled_rows(<uint16_t *>NULL, job, so, do, r0, r1, part)
+        elif w == 1:
+            tiled_rows(<uint8_t *>NULL, job, so, do, r0, r1, part)
+        elif w == 16:
+            tiled_rows(<u128 *>NULL, job, so, do, r0, r1, part)
+        else:
+            tiled_rows(<any_width *>NULL, job, so, do, r0, r1, part)
+    elif job.method != STRIDED:
         contiguous_rows(job, so, do, r0, r1, part)
     elif w == 8:
         strided_rows(<uint64_t *>NULL, job, so, do, r0, r1, part)
@@ -669,13 +769,14 @@ cdef Py_ssize_t gcd(Py_ssize_t a, Py_ssize_t b) noexcept nogil:
     return a
 
 
-cdef void plan_batch(Job *job, cnp.ndarray src, cnp.ndarray dst) noexcept:
+cdef void plan_batch(Job *job, cnp.ndarray src,
+                     const cnp.npy_intp *dst_strides) noexcept:
     """Fill the batch dims: drop size-1 dims, merge dims that walk as one."""
     cdef int a, nd = cnp.PyArray_NDIM(src) - 2
     cdef Py_ssize_t n, ss, ds
     cdef cnp.npy_intp *shape = cnp.PyArray_DIMS(src)
     cdef cnp.npy_intp *sst = cnp.PyArray_STRIDES(src)
-    cdef cnp.npy_intp *dst_ = cnp.PyArray_STRIDES(dst)
+    cdef const cnp.npy_intp *dst_ = dst_strides
     job.ndim = 0
     for a in range(nd):
         n = shape[a]
@@ -720,21 +821,22 @@ cdef void plan_bands(Job *job) noexcept:
     job.lead = job.trail = job.rows if whole else 0
 
 
-cdef Py_ssize_t plan(Job *job, cnp.ndarray src, cnp.ndarray dst, Py_ssize_t k,
+cdef Py_ssize_t plan(Job *job, cnp.ndarray src, char *dst,
+                     const cnp.npy_intp *dst_strides, Py_ssize_t k,
                      bint upper) noexcept:
-    """Fill the job for src -> dst (both non-empty): the walk, the bands, the
-    method; return the number of matrices."""
+    """Fill the job for src -> dst (non-empty, of these strides): the walk,
+    the bands, the method; return the number of matrices."""
     cdef int a, nd = cnp.PyArray_NDIM(src)
     cdef Py_ssize_t nb = 1, row, lines
     job.src = <const char *>cnp.PyArray_DATA(src)
-    job.dst = <char *>cnp.PyArray_DATA(dst)
+    job.dst = dst
     job.width = cnp.PyArray_ITEMSIZE(src)
     job.rows = cnp.PyArray_DIMS(src)[nd - 2]
     job.cols = cnp.PyArray_DIMS(src)[nd - 1]
     job.src_row = cnp.PyArray_STRIDES(src)[nd - 2]
     job.src_col = cnp.PyArray_STRIDES(src)[nd - 1]
-    job.dst_row = cnp.PyArray_STRIDES(dst)[nd - 2]
-    job.dst_col = cnp.PyArray_STRIDES(dst)[nd - 1]
+    job.dst_row = dst_strides[nd - 2]
+    job.dst_col = dst_strides[nd - 1]
     job.k = k
     job.upper = upper
     job.mask = NULL
@@ -755,7 +857,7 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, cnp.ndarray dst, Py_ssize_t k,
         job.upper = not job.upper
         job.k = -job.k
 
-    plan_batch(job, src, dst)
+    plan_batch(job, src, dst_strides)
     plan_bands(job)
     for a in range(job.ndim):
         nb *= job.shape[a]
@@ -766,7 +868,11 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, cnp.ndarray dst, Py_ssize_t k,
     job.bulk_src = (job.bulk_dst and job.src_col == job.width
                     and job.src_row == job.dst_row)
     job.method = STRIDED
-    if job.src_col == job.width and job.dst_col == job.width:
+    if (job.dst_col == job.width and job.rows > 1
+            and job.width <= TILE_MAX_WIDTH
+            and abs(job.src_row) < abs(job.src_col)):
+        job.method = TILED
+    elif job.src_col == job.width and job.dst_col == job.width:
         job.method = ROWS
         if (job.lead != job.trail and job.src_row == row
                 and job.dst_row == row and row < MASK_ROW_BYTES):
@@ -793,8 +899,8 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, cnp.ndarray dst, Py_ssize_t k,
     # Not in place: only the zeroed part is written there, and streaming it
     # measured slower (2048x2048 float64 triu in a loop: 0.18 -> 0.37 ms).
     job.stream = (TRILU_STREAM and job.copy_kept
-                  and cnp.PyArray_NBYTES(dst) >= STREAM_MIN_BYTES
-                  and job.method != STRIDED
+                  and cnp.PyArray_NBYTES(src) >= STREAM_MIN_BYTES
+                  and job.method != STRIDED and job.method != TILED
                   and (job.method != MATRICES
                        or (job.flat and job.block * job.matrix_bytes % 64 == 0)))
     return nb
@@ -848,6 +954,9 @@ cdef void run_job(Job *job, Py_ssize_t nb, Py_ssize_t work) noexcept nogil:
     else:
         queue.units = nb * job.rows
         queue.grain = max(1, GRAIN_BYTES // (job.cols * job.width))
+        if job.method == TILED:    # whole tiles
+            queue.grain = max(1, queue.grain // tile_side(job.width)) * tile_side(
+                job.width)
     queue.nthreads = thread_count(work, queue.units)
     run(&queue)
 
@@ -928,42 +1037,119 @@ cdef Py_ssize_t clamp(object k, Py_ssize_t rows, Py_ssize_t cols) except? -1:
     return <Py_ssize_t>min(max(v, -rows), cols)
 
 
-cdef char layout(cnp.ndarray src) noexcept:
-    """src's memory order, kept by a fresh result: b'C' where the axes' strides
-    fall (size-1 axes aside), b'F' where they rise, b'K' otherwise (numpy's
-    order 'K' then sorts the axes by stride, as np.empty_like). A broadcast
-    input (a zero stride) has no order of its own: b'C', numpy's default."""
-    cdef int d, nd = cnp.PyArray_NDIM(src)
-    cdef Py_ssize_t step, last = -1
-    cdef bint falls = True, rises = True
-    for d in range(nd):
-        if cnp.PyArray_DIMS(src)[d] == 1:
-            continue
-        step = abs(cnp.PyArray_STRIDES(src)[d])
-        if step == 0:
-            return b'C'
-        if last >= 0:
-            falls = falls and step <= last
-            rises = rises and step >= last
-        last = step
-    return b'C' if falls else b'F' if rises else b'K'
+cdef enum Order:               # a fresh result's memory layout
+    TRIU_ORDER      # numpy.triu's own (docs: user_guide/numpy.rst, Layout)
+    KEEP_ORDER      # "K": as numpy.empty_like
+    C_ORDER         # "C"
+    F_ORDER         # "F"
+    ANY_ORDER       # "A": "F" where src is Fortran- and not C-contiguous, else "C"
 
 
-cdef Allocation allocation(cnp.ndarray src, Py_ssize_t k, bint upper) noexcept:
-    """Where a fresh result for src comes from: chosen by the bytes each choice
-    makes the kernel write, and the faults it takes (README, Memory).
+cdef int order_code(object order) except -2:
+    """The Order of the order= argument, -1 where it names none."""
+    if order is None:
+        return TRIU_ORDER
+    if type(order) is str and len(<str>order) == 1:
+        return {"K": KEEP_ORDER, "C": C_ORDER, "F": F_ORDER,
+                "A": ANY_ORDER}.get(order, -1)
+    return -1
 
-    - Zero pages where the zeroed part outweighs FAULT_COST times the pages
-      the kept part touches: the zeroed rows are never written (nor anything
-      at all where nothing is kept).
-    - Otherwise, from 4 MiB, the spare block of a freed result of this size
-      when there is one: every byte is rewritten, without a fault.
-    - Otherwise fresh pages from calloc from 32 MiB, where malloc maps fresh
-      pages anyway (glibc's largest mmap threshold), and malloc below.
 
-    Without trilu's handlers, zero pages come from numpy's calloc; np.zeros
-    makes C or Fortran order only, so other layouts are written whole.
-    """
+cdef Order resolve(cnp.ndarray src, Order order) noexcept:
+    """order as numpy resolves it for src: "A" to "C" or "F", and "K" to "C"
+    or "F" where src is contiguous so (PyArray_NewLikeArray)."""
+    cdef bint c = cnp.PyArray_IS_C_CONTIGUOUS(src)
+    cdef bint f = cnp.PyArray_IS_F_CONTIGUOUS(src)
+    if order == ANY_ORDER:
+        return F_ORDER if f and not c else C_ORDER
+    if order == KEEP_ORDER and (c or cnp.PyArray_NDIM(src) <= 1):
+        return C_ORDER
+    if order == KEEP_ORDER and f:
+        return F_ORDER
+    return order
+
+
+cdef inline Py_ssize_t iter_stride(cnp.ndarray src, int op, int axis) noexcept:
+    """numpy.triu's where(mask, zeros(1), m) iterator: the stride of operand op
+    (0: the (N, M) boolean mask, C-contiguous; 1: m) along axis, 0 where the
+    operand is broadcast or its axis has length 1 (nditer's rule). The zeros
+    and the output have no strides there."""
+    cdef int nd = cnp.PyArray_NDIM(src)
+    cdef cnp.npy_intp *dims = cnp.PyArray_DIMS(src)
+    if dims[axis] == 1:
+        return 0
+    if op == 1:
+        return cnp.PyArray_STRIDES(src)[axis]
+    if dims[nd - 2] == 0 or dims[nd - 1] == 0:
+        return 0                   # an empty mask's strides are 0
+    if axis == nd - 1:
+        return 1
+    return dims[nd - 1] if axis == nd - 2 else 0
+
+
+cdef void result_strides(cnp.ndarray src, Order order, Py_ssize_t w,
+                         cnp.npy_intp *out) noexcept:
+    """The strides of a fresh result for src with elements of w bytes, in a
+    resolved order: its axes ranked fastest first, then strides built up.
+
+    TRIU_ORDER ranks them as numpy.triu's iterator (nditer's
+    npyiter_find_best_axis_ordering, for order "K" with no output given): a
+    stable insertion sort from C order, fastest axis first, in which an axis
+    moves ahead of another only if every operand striding along both agrees
+    that its stride is smaller (C order wins a conflict; the mask makes the
+    last two axes C order). KEEP_ORDER ranks them by |stride|, ties in C
+    order (numpy's PyArray_CreateSortedStridePerm)."""
+    cdef int nd = cnp.PyArray_NDIM(src)
+    cdef int i0, i1, pos, a0, a1, op
+    cdef int fast[cnp.NPY_MAXDIMS]     # fast[p]: the axis of rank p
+    cdef bint ambiguous, swap
+    cdef Py_ssize_t s0, s1, stride = w
+    cdef cnp.npy_intp *dims = cnp.PyArray_DIMS(src)
+    cdef cnp.npy_intp *st = cnp.PyArray_STRIDES(src)
+    for i0 in range(nd):
+        fast[i0] = i0 if order == F_ORDER else nd - 1 - i0
+    if order == TRIU_ORDER or order == KEEP_ORDER:
+        for i0 in range(1, nd):
+            a0 = fast[i0]
+            pos = i0
+            for i1 in range(i0 - 1, -1, -1):
+                a1 = fast[i1]
+                if order == KEEP_ORDER:
+                    # a1 is C-ahead of a0 (a1 > a0) unless they moved
+                    if abs(st[a0]) < abs(st[a1]) or (
+                            abs(st[a0]) == abs(st[a1]) and a0 > a1):
+                        pos = i1
+                        continue
+                    break
+                ambiguous = True
+                swap = False
+                for op in range(2):
+                    s0 = iter_stride(src, op, a0)
+                    s1 = iter_stride(src, op, a1)
+                    if s0 != 0 and s1 != 0:
+                        if abs(s1) <= abs(s0):
+                            swap = False
+                        elif ambiguous:
+                            swap = True
+                        ambiguous = False
+                if not ambiguous:
+                    if not swap:
+                        break
+                    pos = i1
+            for i1 in range(i0, pos, -1):
+                fast[i1] = fast[i1 - 1]
+            fast[pos] = a0
+    for i0 in range(nd):
+        out[fast[i0]] = stride
+        stride *= dims[fast[i0]]
+
+
+cdef Allocation allocation(cnp.ndarray src, const cnp.npy_intp *strides,
+                           Order order, Py_ssize_t k, bint upper) noexcept:
+    """Where a fresh result for src, of these strides, comes from: chosen by
+    the bytes each choice makes the kernel write and the faults it takes
+    (docs: user_guide/memory.rst). calloc's zero pages need np.zeros, which
+    makes C or Fortran order only; other layouts are written whole."""
     cdef int nd = cnp.PyArray_NDIM(src)
     cdef Py_ssize_t rows = cnp.PyArray_DIMS(src)[nd - 2]
     cdef Py_ssize_t cols = cnp.PyArray_DIMS(src)[nd - 1]
@@ -972,7 +1158,7 @@ cdef Allocation allocation(cnp.ndarray src, Py_ssize_t k, bint upper) noexcept:
     cdef Allocation how
     if size < ZERO_PAGES_MIN:
         return MALLOC
-    if abs(cnp.PyArray_STRIDES(src)[nd - 2]) < abs(cnp.PyArray_STRIDES(src)[nd - 1]):
+    if abs(strides[nd - 2]) < abs(strides[nd - 1]):
         rows, cols, k, upper = cols, rows, -k, not upper  # rows in memory: columns
     nb = cnp.PyArray_SIZE(src) // (rows * cols)
     kept = kept_in(upper, k, rows, cols) * w
@@ -995,16 +1181,41 @@ cdef Allocation allocation(cnp.ndarray src, Py_ssize_t k, bint upper) noexcept:
         return MALLOC
     else:
         how = CALLOC
-    if how == CALLOC and layout(src) == b'K':
+    if how == CALLOC and not (order == C_ORDER or order == F_ORDER
+                              or contiguous(nd, cnp.PyArray_DIMS(src), strides, w)):
         return RECYCLED if _recycler is not None else MALLOC
     return how
 
 
-cdef cnp.ndarray new_result(cnp.ndarray src, Allocation how):
-    """A fresh array like src, in src's memory layout, from `how`: results of
-    4 MiB or more, and zero pages, from trilu's handlers (_recycle.h)."""
+cdef bint contiguous(int nd, const cnp.npy_intp *dims, const cnp.npy_intp *strides,
+                     Py_ssize_t w) noexcept:
+    """The strides np.zeros makes in C order, to the letter (those of a
+    length-1 axis included)."""
+    cdef int d
+    cdef Py_ssize_t stride = w
+    for d in range(nd - 1, -1, -1):
+        if strides[d] != stride:
+            return False
+        stride *= dims[d]
+    return True
+
+
+cdef cnp.ndarray new_array(cnp.ndarray src, cnp.dtype descr, Order order,
+                           cnp.npy_intp *strides):
+    """An uninitialised array of src's shape in a resolved order (strides as
+    result_strides gave them), from the memory handler in force."""
+    Py_INCREF(descr)           # (stolen)
+    return PyArray_NewFromDescr(
+        &PyArray_Type, <void *>descr, cnp.PyArray_NDIM(src), cnp.PyArray_DIMS(src),
+        NULL if order == C_ORDER or order == F_ORDER else strides, NULL,
+        cnp.NPY_ARRAY_F_CONTIGUOUS if order == F_ORDER else 0, NULL)
+
+
+cdef cnp.ndarray new_result(cnp.ndarray src, Allocation how, Order order,
+                            cnp.npy_intp *strides):
+    """A fresh array for src's result, from `how`: results of 4 MiB or more,
+    and zero pages, from trilu's handlers (_recycle.h)."""
     cdef object handler = None, previous = None
-    cdef char order = layout(src)
     if how == ZERO_PAGES:
         handler = _zero_pages  # its malloc maps fresh zero pages
     elif how != MALLOC:
@@ -1014,13 +1225,20 @@ cdef cnp.ndarray new_result(cnp.ndarray src, Allocation how):
     try:
         if how == CALLOC:
             return np.zeros((<object>src).shape, (<object>src).dtype,
-                            order="F" if order == b'F' else "C")
-        return PyArray_NewLikeArray(
-            src, cnp.NPY_CORDER if order == b'C' else
-            cnp.NPY_FORTRANORDER if order == b'F' else cnp.NPY_KEEPORDER, NULL, 0)
+                            order="F" if order == F_ORDER else "C")
+        return new_array(src, src.descr, order, strides)
     finally:
         if handler is not None:
             PyDataMem_SetHandler(previous)
+
+
+def empty(cnp.ndarray m not None, cnp.dtype dtype not None, object order):
+    """An uninitialised result for m in dtype, laid out as order= says (the
+    Python layer's object and recast paths); order validated by the caller."""
+    cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
+    cdef Order o = resolve(m, <Order>order_code(order))
+    result_strides(m, o, dtype.itemsize, strides)
+    return new_array(m, dtype, o, strides)
 
 
 cdef bint plain_out(cnp.ndarray a, cnp.ndarray out) noexcept:
@@ -1038,39 +1256,57 @@ cdef bint plain_out(cnp.ndarray a, cnp.ndarray out) noexcept:
     return state == APART or state == IN_PLACE
 
 
-def fill_plain(object m, object k, bint upper, object out=None):
-    """``fill(m, out, k, upper)`` for the common case, decided here at C
+def fill_plain(object m, object k, bint upper, object out=None, object order=None):
+    """``fill(m, out, k, upper, order)`` for the common case, decided here at C
     speed: an exact ndarray of 2 or more dimensions whose dtype is plain bytes
-    (native byte order, no fields, no references), an exact int k, and no
-    out or an exact ndarray that needs no more checks (plain_out). None for
-    anything else, which the Python layer then routes."""
+    (native byte order, no fields, no references, no metadata), an exact int
+    k, a valid order, and no out or an exact ndarray that needs no more checks
+    (plain_out). None for anything else, which the Python layer then routes."""
     cdef cnp.ndarray a
     cdef cnp.dtype descr
+    cdef int code
     if type(m) is not np.ndarray or type(k) is not int:
         return None
     a = <cnp.ndarray>m
     descr = a.descr
     if (cnp.PyArray_NDIM(a) < 2 or not cnp.PyArray_ISNOTSWAPPED(a)
             or cnp.PyDataType_HASFIELDS(descr)
-            or cnp.PyDataType_FLAGS(descr) & NPY_ITEM_REFCOUNT):
+            or cnp.PyDataType_FLAGS(descr) & NPY_ITEM_REFCOUNT
+            or descr_metadata(descr) != NULL):
         return None
     if out is not None and (type(out) is not np.ndarray
                             or not plain_out(a, <cnp.ndarray>out)):
         return None
-    return triangle(a, out, k, upper)
+    code = order_code(order)
+    if code < 0:
+        return None
+    return triangle(a, out, k, upper, <Order>code)
 
 
-def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper):
-    """Write the triangle of src into dst (a new array when None); return dst.
+def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper,
+         object order=None):
+    """Write the triangle of src into dst (a new array laid out as `order`
+    says when None); return dst.
 
-    Preconditions, checked by the caller: src.ndim >= 2, k is an int; dst has
-    src's shape and itemsize, is writable, and either is src's exact memory (in
-    place: only the zeroed part is written) or does not overlap it.
+    Preconditions, checked by the caller: src.ndim >= 2, k is an int, order
+    valid; dst has src's shape and itemsize, is writable, and either is src's
+    exact memory (in place: only the zeroed part is written) or does not
+    overlap it.
     """
-    return triangle(src, dst, k, upper)
+    return triangle(src, dst, k, upper, <Order>order_code(order))
 
 
-cdef cnp.ndarray triangle(cnp.ndarray src, cnp.ndarray dst, object k, bint upper):
+cdef Allocation decide(cnp.ndarray src, Order order, Py_ssize_t k, bint upper,
+                       cnp.npy_intp *strides, Order *resolved) noexcept:
+    """A fresh result's layout (into strides, and the order resolved) and
+    where its memory comes from."""
+    resolved[0] = resolve(src, order)
+    result_strides(src, resolved[0], cnp.PyArray_ITEMSIZE(src), strides)
+    return allocation(src, strides, resolved[0], k, upper)
+
+
+cdef cnp.ndarray triangle(cnp.ndarray src, cnp.ndarray dst, object k, bint upper,
+                          Order order):
     """fill, called from C without a Python call's cost."""
     cdef int nd = cnp.PyArray_NDIM(src)
     cdef Py_ssize_t kk = clamp(k, cnp.PyArray_DIMS(src)[nd - 2],
@@ -1078,19 +1314,21 @@ cdef cnp.ndarray triangle(cnp.ndarray src, cnp.ndarray dst, object k, bint upper
     cdef Job job
     cdef Py_ssize_t nb, need, work
     cdef Allocation how
+    cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
     cdef char small[MASK_BLOCK_BYTES]
     cdef char *mask = small
 
     job.copy_kept = job.zero_rest = True
     if dst is None:
-        how = allocation(src, kk, upper)
+        how = decide(src, order, kk, upper, strides, &order)
         job.zero_rest = how == MALLOC or how == RECYCLED
-        dst = new_result(src, how)
+        dst = new_result(src, how, order, strides)
     else:
         job.copy_kept = not same_memory(src, dst)
     if cnp.PyArray_SIZE(src) == 0 or cnp.PyArray_ITEMSIZE(src) == 0:
         return dst             # nothing to write (V0 has no bytes at all)
-    nb = plan(&job, src, dst, kk, upper)
+    nb = plan(&job, src, <char *>cnp.PyArray_DATA(dst), cnp.PyArray_STRIDES(dst),
+              kk, upper)
     need = mask_bytes(&job)
     if need > MASK_BLOCK_BYTES:
         mask = <char *>malloc(need)
@@ -1110,36 +1348,41 @@ cdef cnp.ndarray triangle(cnp.ndarray src, cnp.ndarray dst, object k, bint upper
     return dst
 
 
-_METHODS = {ROWS: "rows", STRIDED: "strided", BAND_MASK: "band_mask",
-            MATRICES: "matrices"}
+_METHODS = {ROWS: "rows", STRIDED: "strided", TILED: "tiled",
+            BAND_MASK: "band_mask", MATRICES: "matrices"}
 _ALLOCATIONS = {MALLOC: "malloc", RECYCLED: "recycled", CALLOC: "calloc",
                 ZERO_PAGES: "zero_pages"}
 
 
-def explain(cnp.ndarray src not None, object k, bint upper, cnp.ndarray out=None):
-    """What ``fill(src, out, k, upper)`` would do, as a dict, for tests and the
-    bench: the method, the bands (after the walk is chosen and uniform
-    matrices merged), the threads, streaming, and for a fresh result the
-    allocation it would get now. Nothing is written or kept."""
+def explain(cnp.ndarray src not None, object k, bint upper, cnp.ndarray out=None,
+            object order=None):
+    """What ``fill(src, out, k, upper, order)`` would do, as a dict, for tests
+    and the bench: the method, the bands (after the walk is chosen and
+    uniform matrices merged), the threads, streaming, and for a fresh result
+    its strides and the allocation it would get now. Nothing is allocated,
+    written or kept."""
     cdef int nd = cnp.PyArray_NDIM(src)
     cdef Py_ssize_t kk = clamp(k, cnp.PyArray_DIMS(src)[nd - 2],
                                cnp.PyArray_DIMS(src)[nd - 1])
     cdef Job job
     cdef Py_ssize_t nb
-    cdef Allocation how = MALLOC
+    cdef Allocation how
+    cdef Order o = <Order>order_code(order)
+    cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
+    cdef cnp.npy_intp *dst_strides = strides
     cdef dict info = {}
     job.copy_kept = job.zero_rest = True
     if out is None:
-        how = allocation(src, kk, upper)
+        how = decide(src, o, kk, upper, strides, &o)
         job.zero_rest = how == MALLOC or how == RECYCLED
         info["allocation"] = _ALLOCATIONS[how]
-        # strides like the fresh result's, for the plan (no memory touched)
-        out = new_result(src, MALLOC)
+        info["strides"] = tuple([strides[d] for d in range(nd)])
     else:
         job.copy_kept = not same_memory(src, out)
+        dst_strides = cnp.PyArray_STRIDES(out)
     if cnp.PyArray_SIZE(src) == 0 or cnp.PyArray_ITEMSIZE(src) == 0:
         return info
-    nb = plan(&job, src, out, kk, upper)
+    nb = plan(&job, src, NULL, dst_strides, kk, upper)
     info.update(
         method=_METHODS[job.method], matrices=nb, rows=job.rows, cols=job.cols,
         lead=job.lead, trail=job.trail, lead_kept=job.lead_kept,
