@@ -1,6 +1,6 @@
 """The shape sweep: trilu on shapes drawn from a seed, class by class.
 
-    python bench/sweep.py [--seed 1] [--per-class 6] [--quick]
+    python bench/sweep.py [--seed 1] [--per-class 6] [--quick] [--classes a,b]
                           [--json bench/results/sweep-1.json] [--plot sweep.png]
 
 The grid of bench.py holds fixed cases, which a kernel can be tuned to. Here
@@ -12,6 +12,10 @@ trilu time, > 1: trilu is faster), each a median over interleaved rounds:
 - copy: ``x.copy()``, the memcpy floor, for results of 1 MiB or more;
 - zeros: ``np.zeros`` of the result's shape, where under 1% is kept;
 - copyto: ``trilu.triu(x, k, out=out)`` against ``np.copyto(out, x)``.
+
+A case whose input is not C-ordered is also timed with ``order="K"`` (mode
+"order K": the result laid out as the input, against numpy and ``x.copy()``,
+which keeps it too), beside numpy's layout (mode "fresh").
 
 The last lines are the worst case of each ratio, by name and by class.
 Nothing here is a test: no time is asserted.
@@ -26,7 +30,7 @@ import json
 import math
 import sys
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -159,11 +163,15 @@ def draw(cls: str, rng: np.random.Generator) -> Case:
     return Case(cls, (n, m), dtype, _near_diagonal_k(rng, n, m), upper)  # dtype
 
 
-def cases(seed: int, per_class: int) -> Iterator[Case]:
+def cases(seed: int, per_class: int, only: Sequence[str] = CLASSES) -> Iterator[Case]:
+    """The seed's cases, class by class (those of `only`; the draws of the
+    others are made all the same, so a case is the same whatever `only`)."""
     rng = np.random.default_rng(seed)
     for cls in CLASSES:
         for _ in range(per_class):
-            yield draw(cls, rng)
+            case = draw(cls, rng)
+            if cls in only:
+                yield case
 
 
 # --- measuring ---------------------------------------------------------------------
@@ -173,7 +181,8 @@ Fn = Callable[[], Any]
 
 
 def run_case(case: Case, rounds: int, min_sample: float) -> list[dict[str, Any]]:
-    """The case's two records: a fresh result, and out= into an array."""
+    """The case's records: a fresh result, out= into an array, and for an
+    input not in C order a fresh result with order="K"."""
     x = case.make()
     ours = trilu.triu if case.upper else trilu.tril
     theirs = np.triu if case.upper else np.tril
@@ -201,8 +210,16 @@ def run_case(case: Case, rounds: int, min_sample: float) -> list[dict[str, Any]]
         "result_bytes": x.nbytes,
         "kept_fraction": kept,
     }
+    keep: dict[str, Fn | None] = {
+        "trilu": functools.partial(ours, x, case.k, order="K"),
+        "numpy": fresh["numpy"],
+        "copy": fresh["copy"],
+    }
+    modes = [("fresh", fresh), ("out", into)]
+    if case.view != "C":
+        modes.append(("order K", keep))
     records = []
-    for mode, fns in (("fresh", fresh), ("out", into)):
+    for mode, fns in modes:
         times = measure(fns, rounds, min_sample)
         ratios = {p: ratio(times, p) for p in fns if p != "trilu"}  # None: n/a
         records.append(
@@ -226,6 +243,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1, help="draws the sizes (1)")
     parser.add_argument("--per-class", type=int, default=6, help="cases a class (6)")
     parser.add_argument("--quick", action="store_true", help="fewer, shorter samples")
+    parser.add_argument(
+        "--classes", default=",".join(CLASSES), help="comma-separated (all)"
+    )
     parser.add_argument("--json", metavar="PATH", help="write the results here")
     parser.add_argument("--plot", metavar="PNG", help="draw ratio against class")
     args = parser.parse_args()
@@ -239,9 +259,9 @@ def main() -> None:
     print("| case | kept | trilu | " + " | ".join(f"{p} / trilu" for p in peers) + " |")
     print("|---|---:|---:|" + "---:|" * len(peers))
     records: list[dict[str, Any]] = []
-    for case in cases(args.seed, args.per_class):
-        fresh, into = run_case(case, rounds, min_sample)
-        records += [fresh, into]
+    for case in cases(args.seed, args.per_class, args.classes.split(",")):
+        fresh, into, *keep = run_case(case, rounds, min_sample)
+        records += [fresh, into, *keep]
         cells = []
         for rec, peer in [(fresh, "numpy"), (fresh, "copy"), (fresh, "zeros"),
                           (into, "copyto")]:  # fmt: skip

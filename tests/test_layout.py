@@ -56,6 +56,15 @@ def views(x: np.ndarray):
         yield np.flip(x, axis)
 
 
+def windows(rng) -> list[np.ndarray]:
+    """Sliding windows: axes of equal strides, read-only overlapping views."""
+    win = np.lib.stride_tricks.sliding_window_view
+    flat = make(np.float32, (12,), rng)
+    plane = make(np.int16, (6, 7), rng)
+    return [win(flat, 4), win(flat, 4)[::-1], win(plane, (3, 4)), win(plane, 3, axis=0),
+            win(plane.T, (2, 3)), win(flat, 4).T]
+
+
 SHAPES = [(5, 7), (7, 1), (1, 6), (1, 1), (3, 4, 5), (3, 1, 5), (1, 4, 5),
           (2, 3, 4, 5), (4, 1, 1, 3), (2, 3, 1, 1), (0, 3, 4), (3, 0, 4),
           (2, 4, 0)]  # fmt: skip
@@ -69,6 +78,18 @@ def test_every_view(shape: tuple[int, ...], upper: bool, rng) -> None:
     for x in views(make(np.float64, shape, rng)):
         for k in (-2, 0, 1, 4):
             assert_layout(fn(x, k), numpy_oracle(x, k, upper))
+
+
+def test_equal_strides(rng) -> None:
+    """Axes striding alike (overlapping views): numpy's tie-break, C order."""
+    for w in windows(rng):
+        for x in (w, *views(w[..., :3, :2])):
+            for k, upper in itertools.product((-1, 0, 2), (True, False)):
+                fn = trilu.triu if upper else trilu.tril
+                assert_layout(fn(x, k), numpy_oracle(x, k, upper))
+                for order in ("K", "A"):
+                    assert fn(x, k, order=order).strides == np.empty_like(
+                        x, order=order).strides
 
 
 @pytest.mark.parametrize("dtype", dtype_params(ALL_DTYPES))
@@ -183,3 +204,15 @@ def test_order_needs_numpy_input(rng) -> None:
     dx = da.from_array(make(np.float64, (4, 4), rng), chunks=2)
     with pytest.raises(TypeError, match="order= needs a numpy array input"):
         trilu.triu(dx, order="F")
+
+
+def test_scipy_qr_under_the_patch(rng) -> None:
+    """scipy.linalg.qr's R under trilu.patched() is numpy's, layout included,
+    so a complex R views as float64 (its last axis contiguous)."""
+    linalg = need("scipy.linalg")
+    a = np.asfortranarray(rng.standard_normal((6, 4)) + 1j * rng.standard_normal((6, 4)))
+    (expected,) = linalg.qr(a, mode="r")
+    with trilu.patched():
+        (got,) = linalg.qr(a, mode="r")
+    assert_layout(got, expected)
+    assert got.view(np.float64).shape == (6, 8)
