@@ -69,7 +69,7 @@ def test_sweep_files(results: Path, tmp_path: Path, count: int) -> None:
         assert f"sweep-{seed}.json: fresh" in text
         # and beside each of its tables, as the table's caption
         assert (
-            f".. list-table:: ``sweep-{seed}.json``, 2026-12-0{seed}, CPU {seed}\n"
+            f".. list-table:: ``sweep-{seed}.json``: 2026-12-0{seed}, CPU {seed}\n"
             in text
         )
     assert "Worst case per shape class" in text
@@ -94,4 +94,4 @@ def test_every_table_names_its_runs(results: Path, tmp_path: Path) -> None:
     tables = [line for line in text.splitlines() if line.startswith(".. list-table::")]
     assert tables
     for line in tables:
-        assert ".json``, 2026-" in line, line
+        assert ".json``: 2026-" in line, line

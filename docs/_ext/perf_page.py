@@ -53,11 +53,12 @@ def _machine(report: Any, result: dict[str, Any]) -> str:
 
 
 def _run(results: list[dict[str, Any]]) -> str:
-    """Which runs a table comes from, as its caption: file, date, machine."""
-    return "; ".join(
-        f"``{Path(r['path']).name}``, {r['date'][:10]}, {r['machine'].get('cpu', '?')}"
-        for r in results
-    )
+    """Which runs a table comes from, as its caption: files, date, machine."""
+    runs: dict[str, list[str]] = {}
+    for r in results:
+        when = f"{r['date'][:10]}, {r['machine'].get('cpu', '?')}"
+        runs.setdefault(when, []).append(f"``{Path(r['path']).name}``")
+    return "; ".join(f"{', '.join(files)}: {when}" for when, files in runs.items())
 
 
 def render(report: Any, results: Path = RESULTS, out: Path = OUT) -> str:
