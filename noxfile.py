@@ -17,7 +17,8 @@
 - ``docs``: the documentation (``docs/``) with warnings as errors, its
   examples as doctests, then ``docs/test_perf_page.py`` (the Performance
   page's generator) and ``docs/test_pages.py`` in headless Chromium (Debian's
-  ``chromium`` and ``chromium-driver``); HTML in ``docs/_build/html``.
+  ``chromium`` and ``chromium-driver``, installed as root, else the session
+  stops with the command); HTML in ``docs/_build/html``.
 - ``downstream``: a slice of scipy's tests with ``trilu.use_in_numpy()`` on
   (``scripts/downstream_scipy.py``).
 
@@ -45,6 +46,8 @@ project's 2-core VM; the scripts' docstrings say what each does:
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import shutil
 from pathlib import Path
 
@@ -101,9 +104,32 @@ def dist_check(session: nox.Session) -> None:
     session.run("python", "scripts/check_dist.py", *session.posargs)
 
 
+# The browser check's (docs/test_pages.py): Debian's, or CHROMIUM/CHROMEDRIVER.
+BROWSER = {"CHROMIUM": "/usr/bin/chromium", "CHROMEDRIVER": "/usr/bin/chromedriver"}
+BROWSER_DEBIAN = ["chromium", "chromium-driver"]
+
+
+def _browser(session: nox.Session) -> None:
+    """Chromium and its driver: installed with apt-get as root, else the command."""
+    if all(Path(os.environ.get(k, v)).is_file() for k, v in BROWSER.items()):
+        return
+    command = "sudo apt-get install " + " ".join(BROWSER_DEBIAN)
+    if not shutil.which("apt-get") or os.geteuid() != 0:
+        session.error(f"the browser check needs Chromium and its driver: {command}")
+    spec = importlib.util.spec_from_file_location(
+        "_system", ROOT / "scripts/_system.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    system = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(system)
+    system.apt_install(*BROWSER_DEBIAN)  # apt-get update first
+
+
 @nox.session(default=False)
 def docs(session: nox.Session) -> None:
     """Build the docs (-W), run every example as a doctest, check in a browser."""
+    _browser(session)
     session.install(".[docs]", "selenium>=4.10", "pytest>=8")
     build = ROOT / "docs" / "_build"
     shutil.rmtree(build, ignore_errors=True)

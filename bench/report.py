@@ -5,8 +5,7 @@
 
 prints each file's tables and the summary as Markdown; ``--plot`` draws the
 grid's ratios, ``--sweep-plot`` the sweeps' ratios by shape class,
-``--readme`` rewrites the README's headline line from the grid file and its
-table of the sweeps' worst case per class. The
+``--readme`` rewrites the README's headline line from the grid file. The
 documentation's Performance page is made from the same functions at build time
 (``docs/_ext/perf_page.py``), so nothing in it is pasted by hand.
 
@@ -377,7 +376,11 @@ def plot_grid(result: dict[str, Any], path: str | Path) -> None:
     ax.invert_yaxis()
     ax.set_xlabel("peer time / trilu time (log; right of 1: trilu is faster)")
     ax.grid(True, axis="x", which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
+    # Above the axes, not over them: no corner is free of points in every run.
+    ax.legend(
+        fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3,
+        frameon=False,
+    )  # fmt: skip
     fig.text(0.01, 0.005, _footer([result]), fontsize=6, va="bottom")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     fig.savefig(path, dpi=110)
@@ -460,13 +463,10 @@ def main(argv: list[str] | None = None) -> int:
         if not grids:
             parser.error("--readme needs a grid results file")
         write_headline(Path(args.readme), grids[-1])
-        if any(r["kind"] == "sweep" for r in results):
-            write_sweep_table(Path(args.readme), results)
     return 0
 
 
 HEADLINE_MARKER = "<!-- perf:headline -->"
-SWEEP_MARKERS = ("<!-- perf:sweep -->", "<!-- /perf:sweep -->")
 
 
 def write_headline(readme: Path, result: dict[str, Any]) -> None:
@@ -474,18 +474,6 @@ def write_headline(readme: Path, result: dict[str, Any]) -> None:
     lines = readme.read_text(encoding="utf-8").split("\n")
     at = lines.index(HEADLINE_MARKER) + 1
     lines[at : at + 1] = [headline(result) + "."]
-    readme.write_text("\n".join(lines), encoding="utf-8")
-
-
-def write_sweep_table(readme: Path, results: Sequence[dict[str, Any]]) -> None:
-    """Put the sweeps' worst-per-class table between the README's markers."""
-    lines = readme.read_text(encoding="utf-8").split("\n")
-    start, stop = (lines.index(m) for m in SWEEP_MARKERS)
-    table = markdown(sweep_worst_table(results))
-    note = (
-        f"Worst case of each ratio per shape class, sweep seeds {sweep_seeds(results)}:"
-    )
-    lines[start + 1 : stop] = ["", note, "", table, ""]
     readme.write_text("\n".join(lines), encoding="utf-8")
 
 

@@ -67,6 +67,12 @@ def test_sweep_files(results: Path, tmp_path: Path, count: int) -> None:
     for seed in range(1, count + 1):
         assert f"seed {seed}: CPU {seed}" in text  # each run's machine and date
         assert f"sweep-{seed}.json: fresh" in text
+        # and beside each of its tables, as the table's caption
+        assert (
+            f".. list-table:: ``sweep-{seed}.json``: 2026-12-0{seed}, CPU {seed}\n"
+            in text
+        )
+    assert "Worst case per shape class" in text
     assert "Worst case per ratio and shape class" in text
     assert (tmp_path / "sweep.png").read_bytes().startswith(b"\x89PNG")
 
@@ -77,3 +83,15 @@ def test_no_results_at_all(tmp_path: Path) -> None:
     text = perf_page.render(report, empty, tmp_path)
     assert "No grid results file" in text
     assert "No sweep results yet" in text
+
+
+def test_every_table_names_its_runs(results: Path, tmp_path: Path) -> None:
+    """No table without the file, date and machine it comes from."""
+    (results / "sweep-1.json").write_text(
+        json.dumps(_sweep(1, ["tall"])), encoding="utf-8"
+    )
+    text = perf_page.render(report, results, tmp_path)
+    tables = [line for line in text.splitlines() if line.startswith(".. list-table::")]
+    assert tables
+    for line in tables:
+        assert ".json``: 2026-" in line, line

@@ -43,14 +43,27 @@ def _heading(text: str, char: str) -> str:
     return f"{text}\n{char * len(text)}\n"
 
 
-def _machine(report: Any, result: dict[str, Any]) -> str:
+def _shown(result: dict[str, Any]) -> str:
     path = Path(result["path"])
-    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
-    return f"*Run of {report.machine_line(result)}* (``{shown}``)\n"
+    return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name)
+
+
+def _machine(report: Any, result: dict[str, Any]) -> str:
+    return f"*Run of {report.machine_line(result)}* (``{_shown(result)}``)\n"
+
+
+def _run(results: list[dict[str, Any]]) -> str:
+    """Which runs a table comes from, as its caption: files, date, machine."""
+    runs: dict[str, list[str]] = {}
+    for r in results:
+        when = f"{r['date'][:10]}, {r['machine'].get('cpu', '?')}"
+        runs.setdefault(when, []).append(f"``{Path(r['path']).name}``")
+    return "; ".join(f"{', '.join(files)}: {when}" for when, files in runs.items())
 
 
 def render(report: Any, results: Path = RESULTS, out: Path = OUT) -> str:
-    """The generated part of the Performance page, as reST; plots go to out."""
+    """The generated part of the Performance page, as reST; plots go to out.
+    Each table's caption names the runs (file, date, machine) it comes from."""
     grid_path = results / "grid.json"
     sweeps = report.load_all(results.glob("sweep-*.json"))
     parts = []
@@ -73,7 +86,9 @@ def render(report: Any, results: Path = RESULTS, out: Path = OUT) -> str:
         }
         for mode, table in report.case_tables(grid).items():
             parts.append(_heading(titles.get(mode, mode), "~"))
-            parts.append(report.rst(table))
+            parts.append(report.rst(table, _run([grid])))
+        parts.append(_heading("Worst case per ratio: the grid", "~"))
+        parts.append(report.rst(report.summary_table([grid]), _run([grid])))
     else:
         parts.append("No grid results file (``bench/results/grid.json``) yet.\n")
 
@@ -89,22 +104,26 @@ def render(report: Any, results: Path = RESULTS, out: Path = OUT) -> str:
             ".. image:: /_generated/sweep.png\n"
             "   :alt: ratio against shape class, one marker per case\n"
         )
+        parts.append(_heading("Worst case per shape class", "~"))
+        parts.append(
+            f"The lowest ratio of each class over seeds {report.sweep_seeds(sweeps)}: "
+            "fresh results against numpy, ``x.copy()`` and ``np.zeros_like``, "
+            "``out=`` against ``np.copyto``.\n"
+        )
+        parts.append(report.rst(report.sweep_worst_table(sweeps), _run(sweeps)))
         parts.append(_heading("Worst case per ratio and shape class", "~"))
-        parts.append(report.rst(report.summary_table(sweeps)))
+        parts.append(report.rst(report.summary_table(sweeps), _run(sweeps)))
         for sweep in sweeps:
             name = Path(sweep["path"]).name
             for mode, table in report.case_tables(sweep).items():
                 parts.append(_heading(f"{name}: {mode}", "~"))
-                parts.append(report.rst(table))
+                parts.append(report.rst(table, _run([sweep])))
     else:
         parts.append(
             "No sweep results yet: ``bench/sweep.py`` writes "
             "``bench/results/sweep-*.json`` files, and each one committed "
             "appears here with its plot and its worst cases.\n"
         )
-    if grid_path.is_file():
-        parts.append(_heading("Worst case per ratio: the grid", "-"))
-        parts.append(report.rst(report.summary_table([report.load(grid_path)])))
     return "\n".join(parts)
 
 
