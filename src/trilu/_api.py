@@ -13,7 +13,7 @@ import operator
 import os
 import sys
 import warnings
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -29,25 +29,53 @@ _np_tril = np.tril
 # --- threads -----------------------------------------------------------------
 
 
-def _default_threads() -> int:
-    """TRILU_NUM_THREADS, else the CPUs this process may run on."""
-    env = os.environ.get("TRILU_NUM_THREADS", "").strip()
-    if env:
-        try:
-            n = int(env)
-            if n >= 1:
-                return n
-        except ValueError:
-            pass
-        warnings.warn(
-            f"TRILU_NUM_THREADS={env!r} is not a positive integer; ignored",
-            RuntimeWarning,
-            stacklevel=3,
-        )
+# Whether the count was chosen for trilu (set_num_threads(n), threadpoolctl's
+# limits, TRILU_NUM_THREADS) rather than taken from the ecosystem's cap or the
+# CPUs: a dask block runs on one thread unless it was chosen (_dask.py), as
+# dask already runs blocks in parallel.
+_chosen = False
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on (its affinity)."""
     if hasattr(os, "sched_getaffinity"):
         return max(1, len(os.sched_getaffinity(0)))
     count = getattr(os, "process_cpu_count", os.cpu_count)()  # 3.13+: affinity
     return max(1, count or 1)
+
+
+def _default_threads() -> tuple[int, bool]:
+    """The default count, and whether it was chosen for trilu.
+
+    TRILU_NUM_THREADS, else OMP_NUM_THREADS (the ecosystem's cap, which
+    OpenBLAS, MKL and numexpr also honour), else the CPUs this process may
+    run on. A bad value warns, naming the variable and the count taken
+    instead.
+    """
+    bad = []
+    for name in ("TRILU_NUM_THREADS", "OMP_NUM_THREADS"):
+        raw = os.environ.get(name, "")
+        if not raw.strip():
+            continue
+        try:
+            nested = name == "OMP_NUM_THREADS"  # "4,2": 4 at the outer level
+            count = int(raw.partition(",")[0] if nested else raw)
+        except ValueError:
+            count = 0
+        if count >= 1:
+            source = name
+            break
+        bad.append(f"{name}={raw!r}")
+    else:
+        count, source = _cpus(), "the CPUs this process may run on"
+    for setting in bad:
+        warnings.warn(
+            f"{setting} is not a positive integer; using the default, "
+            f"{count} ({source})",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return count, source == "TRILU_NUM_THREADS"
 
 
 def set_num_threads(n: int | None = None) -> None:
@@ -63,8 +91,11 @@ def set_num_threads(n: int | None = None) -> None:
     n : int or None, optional
         The thread count, at least 1; counts above 64 are taken as 64.
         ``None`` (the default) restores the default count: the
-        ``TRILU_NUM_THREADS`` environment variable if it is set, else the
-        number of CPUs this process may run on.
+        ``TRILU_NUM_THREADS`` environment variable if it is set, else
+        ``OMP_NUM_THREADS`` (its first level), else the number of CPUs this
+        process may run on. A count given here, by threadpoolctl or by
+        ``TRILU_NUM_THREADS`` is also used inside dask tasks, which otherwise
+        run each block on one thread.
 
     Raises
     ------
@@ -85,12 +116,15 @@ def set_num_threads(n: int | None = None) -> None:
     1
     >>> trilu.set_num_threads()  # the default again
     """
-    value: object = _default_threads() if n is None else n
+    global _chosen  # noqa: PLW0603  (the process's count, as the kernel's)
+    count, chosen = _default_threads() if n is None else (n, True)
+    value: object = count  # whatever a caller passed: checked below
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"n must be an integer, got {type(value).__name__}")
     if value < 1:
         raise ValueError(f"n must be at least 1, got {value}")
     _kernel.set_num_threads(min(int(value), 64))  # the kernel takes a C int
+    _chosen = chosen
 
 
 def get_num_threads() -> int:
@@ -302,7 +336,13 @@ def _numpy_triangle(m: Any, k: Any, upper: bool, out: np.ndarray | None) -> Any:
     return _apply(m, k, upper, out, False)
 
 
-def triu(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
+def triu(
+    m: Any,
+    k: Any = 0,
+    *,
+    order: Literal["K", "A", "C", "F"] | None = None,  # noqa: ARG001  (to be wired)
+    out: np.ndarray | None = None,
+) -> Any:
     """Upper triangle of an array: ``numpy.triu``, bit for bit, with ``out=``.
 
     Elements below the k-th diagonal of the last two axes are zeroed
@@ -368,7 +408,13 @@ def triu(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
     return _numpy_triangle(m, k, True, out)
 
 
-def tril(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
+def tril(
+    m: Any,
+    k: Any = 0,
+    *,
+    order: Literal["K", "A", "C", "F"] | None = None,  # noqa: ARG001  (to be wired)
+    out: np.ndarray | None = None,
+) -> Any:
     """Lower triangle of an array: ``numpy.tril``, bit for bit, with ``out=``.
 
     Elements above the k-th diagonal of the last two axes are zeroed
@@ -425,7 +471,12 @@ def tril(m: Any, k: Any = 0, *, out: np.ndarray | None = None) -> Any:
 
 
 def trilu(
-    input: Any, k: Any = 0, upper: Any = True, *, out: np.ndarray | None = None
+    input: Any,
+    k: Any = 0,
+    upper: Any = True,
+    *,
+    order: Literal["K", "A", "C", "F"] | None = None,  # noqa: ARG001  (to be wired)
+    out: np.ndarray | None = None,
 ) -> Any:
     """The ONNX Trilu operator (opset 14) on a tensor of shape ``[*, N, M]``.
 

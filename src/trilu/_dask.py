@@ -14,6 +14,8 @@ express (both make every output block depend on its input block):
 
 Chunks, including irregular ones and chunks along batch axes, are kept exactly.
 Tasks are top-level functions, so the graph pickles for ``dask.distributed``.
+A block runs on one thread unless trilu's count was chosen (set_num_threads,
+threadpoolctl, TRILU_NUM_THREADS): dask already runs blocks in parallel.
 This module is imported only when a dask array is passed to trilu.
 """
 
@@ -31,6 +33,7 @@ from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 from dask.typing import Key
 
+from . import _api, _kernel
 from ._api import _is_onnx_type, tril, trilu, triu
 
 __all__ = ["triangle"]
@@ -44,10 +47,16 @@ def _cut(block: Any, k: int, upper: bool, onnx: bool) -> Any:
 
     Through the public functions, so a chunk that is not a numpy array (CuPy,
     ...) is handed to its own library's triu/tril as trilu does elsewhere.
+    On one thread, as dask runs blocks in parallel, unless the count was
+    chosen for trilu (``_api._chosen``); the cap is this thread's alone.
     """
-    if onnx:
-        return trilu(block, k, upper)
-    return (triu if upper else tril)(block, k)
+    cap = _kernel.cap_threads(0 if _api._chosen else 1)
+    try:
+        if onnx:
+            return trilu(block, k, upper)
+        return (triu if upper else tril)(block, k)
+    finally:
+        _kernel.cap_threads(cap)
 
 
 def _cut_rows(block: Any, rows: int, k: int, upper: bool) -> Any:

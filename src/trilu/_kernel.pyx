@@ -80,6 +80,8 @@ cdef extern from "_threads.h" nogil:
     Py_ssize_t trilu_fetch_add(Py_ssize_t *p, Py_ssize_t v)
     int trilu_threads_get()    # the thread count, a relaxed atomic
     void trilu_set_num_threads(int n)    # clamped; exported for threadpoolctl
+    int trilu_cap_threads(int n)    # this thread's cap (0: none); the old one
+    int trilu_threads_mine()   # the count under this thread's cap
 
 
 def _numpy_hugepages():
@@ -264,6 +266,11 @@ def set_num_threads(int n):
 def get_num_threads():
     """The number of threads large calls may use."""
     return trilu_threads_get()
+
+
+def cap_threads(int n):
+    """Cap the calling thread's calls at n threads (0: no cap); the old cap."""
+    return trilu_cap_threads(n)
 
 
 # --- walking the batch -------------------------------------------------------
@@ -832,7 +839,7 @@ cdef Py_ssize_t work_bytes(const Job *job, Py_ssize_t nb) noexcept nogil:
 
 
 cdef int thread_count(Py_ssize_t work, Py_ssize_t units) noexcept nogil:
-    return <int>max(1, min(trilu_threads_get(), work // PARALLEL_MIN_BYTES, units))
+    return <int>max(1, min(trilu_threads_mine(), work // PARALLEL_MIN_BYTES, units))
 
 
 cdef void run_job(Job *job, Py_ssize_t nb, Py_ssize_t work) noexcept nogil:
