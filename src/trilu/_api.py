@@ -57,9 +57,9 @@ def _default_threads() -> tuple[int, bool]:
         raw = os.environ.get(name, "")
         if not raw.strip():
             continue
-        try:
-            nested = name == "OMP_NUM_THREADS"  # "4,2": 4 at the outer level
-            count = int(raw.partition(",")[0] if nested else raw)
+        first = raw.partition(",")[0] if name == "OMP_NUM_THREADS" else raw
+        try:  # OMP_NUM_THREADS nested: "4,2" is 4, at the outer level
+            count = int(first)
         except ValueError:
             count = 0
         if count >= 1:
