@@ -242,7 +242,7 @@ def check_sdist(sdist: Path, source: Path, test_sources: list[str]) -> list[str]
         p.relative_to(source).as_posix()
         for sub in ("src/trilu", "tests")
         for p in (source / sub).rglob("*.py")
-    }
+    } | {p.relative_to(source).as_posix() for p in (source / "src/trilu").glob("*.pyi")}
     problems += [f"sdist lacks {n}" for n in sorted(need - names)]
     problems += [f"sdist has build output {n}" for n in sorted(names) if JUNK.search(n)]
     if not any(n.startswith("tests/test_") for n in names):
@@ -260,9 +260,9 @@ def check_wheel(
         modules = {
             "trilu/" + p.relative_to(source / "src/trilu").as_posix()
             for p in (source / "src/trilu").rglob("*.py")
-        }
+        } | {"trilu/" + p.name for p in (source / "src/trilu").glob("*.pyi")}
         exts = [n for n in package if re.fullmatch(r"trilu/_kernel\.[^/]*\.so", n)]
-        expected = modules | {"trilu/_kernel.pyi", "trilu/py.typed", *exts}
+        expected = modules | {"trilu/py.typed", *exts}
         if len(exts) != 1:
             problems.append(f"wheel has {len(exts)} compiled _kernel modules")
         problems += [f"wheel lacks {n}" for n in sorted(expected - package)]

@@ -11,13 +11,15 @@ import importlib
 import pickle
 import subprocess
 import sys
+import textwrap
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import pytest
-from _cases import STRING, need
+from _cases import STRING, need, run_python
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -237,10 +239,14 @@ def test_trilu_rejects_rank_below_two_and_types_outside_the_constraint() -> None
 
 
 def test_zero_dimensional_is_rejected() -> None:
+    """The rules of numpy input (_validate): numpy's TypeError for triu/tril,
+    the spec's ValueError for trilu."""
     x = da.from_array(np.array(1.0), chunks=())
-    for f in (trilu.triu, trilu.tril, trilu.trilu):
-        with pytest.raises(ValueError, match="at least 2 dimensions"):
+    for f in (trilu.triu, trilu.tril):
+        with pytest.raises(TypeError, match="^m must be an array of at least 1"):
             f(x)
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        trilu.trilu(x)
 
 
 def test_out_is_refused_for_dask_input() -> None:
@@ -435,6 +441,100 @@ def test_distributed_local_cluster_with_processes() -> None:
     assert_same(results[0], np.triu(a, 3))
     assert_same(results[1], np.tril(a, -4))
     assert_same(results[2], a)
+
+
+# --- threads: one per block unless chosen -------------------------------------------
+
+
+class Probe:
+    """A chunk that answers trilu's triu with the threads a large kernel call
+    would get on the thread running the block (through ``__array_function__``,
+    as any other library's chunk), where a numpy chunk runs the kernel."""
+
+    def __init__(self, block: Any) -> None:
+        self.shape = block.shape
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        from trilu import _kernel  # noqa: PLC0415
+
+        large = np.empty((2048, 2048))  # enough bytes for every thread
+        return np.full(self.shape, _kernel.explain(large, 0, True)["threads"])
+
+
+def _probe() -> Any:
+    """triu of 8 blocks, each cut by the diagonal, as probes: their counts."""
+    x = da.zeros((8, 64, 64), chunks=(1, 64, 64)).map_blocks(
+        Probe, meta=np.empty((0, 0, 0))
+    )
+    return trilu.triu(x)
+
+
+def _counts(result: np.ndarray) -> list[int]:
+    return sorted(set(result.ravel().tolist()))
+
+
+# In a fresh interpreter, so that no other test's count is in force.
+THREADED = """
+    import numpy as np, threadpoolctl, trilu
+    from trilu import _kernel
+    from test_dask import _counts, _probe
+
+    def report(label):
+        got = _counts(_probe().compute(scheduler="threads", num_workers=4))
+        here = _kernel.explain(np.empty((2048, 2048)), 0, True)["threads"]
+        print(label, got, trilu.get_num_threads(), here)
+
+    report("default")
+    trilu.set_num_threads(3)
+    report("set")
+    trilu.set_num_threads()
+    report("restored")
+    with threadpoolctl.threadpool_limits(limits=2):
+        report("limit")
+    report("after")
+"""
+
+
+def test_blocks_run_on_one_thread_unless_the_count_is_chosen() -> None:
+    """Under the threaded scheduler each block's kernel call gets one thread,
+    unless the count was chosen for trilu (set_num_threads, threadpoolctl);
+    the process's count, and other threads' calls, are left alone."""
+    need("threadpoolctl")
+    tests = str(Path(__file__).resolve().parent)
+    code = f"import sys; sys.path.insert(0, {tests!r})\n" + textwrap.dedent(THREADED)
+    proc = run_python(code, OMP_NUM_THREADS="4", TRILU_NUM_THREADS=None)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "default [1] 4 4",
+        "set [3] 3 3",
+        "restored [1] 4 4",
+        "limit [2] 2 2",
+        "after [1] 4 4",
+    ]
+    chosen = run_python(code, OMP_NUM_THREADS="4", TRILU_NUM_THREADS="3")
+    assert chosen.returncode == 0, chosen.stderr
+    assert chosen.stdout.splitlines()[0] == "default [3] 3 3"
+
+
+def test_distributed_worker_one_thread_unless_chosen(monkeypatch) -> None:
+    """A dask.distributed worker sets OMP_NUM_THREADS=1: trilu takes it, and
+    its blocks run on one thread; a count set in the worker is honoured."""
+    distributed = need("distributed")
+    monkeypatch.delenv("TRILU_NUM_THREADS", raising=False)  # the workers inherit
+    cluster = distributed.LocalCluster(
+        n_workers=1,
+        processes=True,
+        threads_per_worker=2,
+        dashboard_address=":0",
+        worker_dashboard_address=None,
+    )
+    with cluster, distributed.Client(cluster) as client:
+        environ = client.run(lambda: __import__("os").environ.get("OMP_NUM_THREADS"))
+        assert list(environ.values()) == ["1"]
+        assert list(client.run(trilu.get_num_threads).values()) == [1]
+        assert _counts(client.compute(_probe(), sync=True)) == [1]
+        client.run(trilu.set_num_threads, 2)
+        assert _counts(client.compute(_probe(), sync=True)) == [2]
 
 
 # --- who handles what -------------------------------------------------------------

@@ -138,7 +138,9 @@ def test_trilu_rank_below_2(x: Any) -> None:
 @pytest.mark.parametrize("x", [np.array(5.0), 5, np.array("s", object)], ids=str)
 def test_numpy_0d(fn: Any, x: Any) -> None:
     """triu/tril of a 0-D input: numpy's TypeError, saying what is needed."""
-    _raises(TypeError, r"^m must be an array of at least 1 dimension .* got a 0-D", fn, x)
+    _raises(
+        TypeError, r"^m must be an array of at least 1 dimension .* got a 0-D", fn, x
+    )
 
 
 OUTSIDE_CONSTRAINT = {

@@ -28,6 +28,7 @@ from _cases import (
 
 import trilu
 
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(18)
@@ -61,8 +62,14 @@ def windows(rng) -> list[np.ndarray]:
     win = np.lib.stride_tricks.sliding_window_view
     flat = make(np.float32, (12,), rng)
     plane = make(np.int16, (6, 7), rng)
-    return [win(flat, 4), win(flat, 4)[::-1], win(plane, (3, 4)), win(plane, 3, axis=0),
-            win(plane.T, (2, 3)), win(flat, 4).T]
+    return [
+        win(flat, 4),
+        win(flat, 4)[::-1],
+        win(plane, (3, 4)),
+        win(plane, 3, axis=0),
+        win(plane.T, (2, 3)),
+        win(flat, 4).T,
+    ]
 
 
 SHAPES = [(5, 7), (7, 1), (1, 6), (1, 1), (3, 4, 5), (3, 1, 5), (1, 4, 5),
@@ -88,8 +95,10 @@ def test_equal_strides(rng) -> None:
                 fn = trilu.triu if upper else trilu.tril
                 assert_layout(fn(x, k), numpy_oracle(x, k, upper))
                 for order in ("K", "A"):
-                    assert fn(x, k, order=order).strides == np.empty_like(
-                        x, order=order).strides
+                    assert (
+                        fn(x, k, order=order).strides
+                        == np.empty_like(x, order=order).strides
+                    )
 
 
 @pytest.mark.parametrize("dtype", dtype_params(ALL_DTYPES))
@@ -210,7 +219,9 @@ def test_scipy_qr_under_the_patch(rng) -> None:
     """scipy.linalg.qr's R under trilu.patched() is numpy's, layout included,
     so a complex R views as float64 (its last axis contiguous)."""
     linalg = need("scipy.linalg")
-    a = np.asfortranarray(rng.standard_normal((6, 4)) + 1j * rng.standard_normal((6, 4)))
+    a = np.asfortranarray(
+        rng.standard_normal((6, 4)) + 1j * rng.standard_normal((6, 4))
+    )
     (expected,) = linalg.qr(a, mode="r")
     with trilu.patched():
         (got,) = linalg.qr(a, mode="r")

@@ -459,3 +459,26 @@ def test_import_trilu_onnx_without_onnx_names_the_extra() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "pip install 'trilu[onnx]'" in done.stdout
+
+
+def test_reachable_after_a_plain_import_trilu() -> None:
+    """``import trilu`` imports neither trilu.onnx nor onnx; ``trilu.onnx`` then
+    imports it on first use (a module __getattr__), and only that name."""
+    proc = run_python(
+        """
+        import sys, trilu
+        print(sorted(m for m in ("trilu.onnx", "onnx") if m in sys.modules))
+        op = trilu.onnx.Trilu
+        print(op.__module__, "onnx" in sys.modules, trilu.onnx is sys.modules["trilu.onnx"])
+        try:
+            trilu.onnxx
+        except AttributeError as exc:
+            print(exc)
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "[]",
+        "trilu.onnx True True",
+        "module 'trilu' has no attribute 'onnxx'",
+    ]

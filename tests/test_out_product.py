@@ -1,4 +1,4 @@
-"""out= in every layout × input in every layout × batch merging × threads.
+"""out= in every layout x input in every layout x batch merging x threads.
 
 The kernel's plan depends on how the input's and out's strides relate: rows
 contiguous or not, read backwards, batch axes that merge into one run (in
@@ -25,7 +25,9 @@ from trilu import _kernel
 SENTINEL = 0x5A
 
 
-def _padded(shape: tuple[int, ...], pad: int, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+def _padded(
+    shape: tuple[int, ...], pad: int, dtype: Any
+) -> tuple[np.ndarray, np.ndarray]:
     """A view of shape whose rows sit `pad` elements apart beyond their end,
     in a buffer (returned too) of sentinel bytes."""
     *batch, n, m = shape
@@ -34,10 +36,12 @@ def _padded(shape: tuple[int, ...], pad: int, dtype: Any) -> tuple[np.ndarray, n
     return view, buf
 
 
-def _strided(shape: tuple[int, ...], buf: np.ndarray, strides: tuple[int, ...],
-             dtype: Any) -> np.ndarray:
+def _strided(
+    shape: tuple[int, ...], buf: np.ndarray, strides: tuple[int, ...], dtype: Any
+) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(
-        buf.view(dtype).reshape(-1), shape, strides, writeable=True)
+        buf.view(dtype).reshape(-1), shape, strides, writeable=True
+    )
 
 
 # Each maker: (the input x) -> (out, the whole buffer out lies in)
@@ -77,7 +81,7 @@ def _out_transposed(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _out_batch_step_of_input(x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """out's rows packed, but each matrix rows × the input's row stride after
+    """out's rows packed, but each matrix rows x the input's row stride after
     the last: the batch steps of out match the input's rows, not out's own."""
     *batch, n, m = x.shape
     w = x.itemsize
@@ -106,7 +110,9 @@ OUTS: dict[str, Any] = {
 }
 
 
-def _inputs(shape: tuple[int, ...], dtype: Any, rng) -> Iterator[tuple[str, np.ndarray]]:
+def _inputs(
+    shape: tuple[int, ...], dtype: Any, rng
+) -> Iterator[tuple[str, np.ndarray]]:
     """x in each layout: C, F, padded rows, read backwards along columns or
     rows, transposed, every other element."""
     base = rng.integers(1, 250, shape, np.uint8).astype(dtype)
@@ -180,7 +186,7 @@ def untouched(out: np.ndarray, buf: np.ndarray) -> None:
 def test_batch_merged_with_out_batch_step_of_input() -> None:
     """Whole matrices kept or zeroed merge across the batch only where both
     arrays' batch steps continue their own rows (here out's batch step is
-    rows × the input's row stride, not its own)."""
+    rows x the input's row stride, not its own)."""
     rng = np.random.default_rng(5)
     x, _ = _padded((4, 5, 6), 2, np.float64)
     x[...] = rng.random((4, 5, 6))

@@ -2,7 +2,9 @@
 
 ``mypy.stubtest`` imports the compiled ``trilu._kernel`` and checks
 ``_kernel.pyi`` against it (names, signatures, argument kinds); the inline
-annotations of the Python layer are checked against runtime the same way.
+annotations of the Python layer, and the overloads of the public functions
+(``trilu/__init__.py``, for type checkers only), are checked against runtime
+the same way. mypy itself, on a snippet, shows what a user's checker infers.
 """
 
 from __future__ import annotations
@@ -14,15 +16,19 @@ import subprocess
 import sys
 from importlib.resources import files
 
-from _cases import need
+from _cases import need, optional
 
 import trilu
 from trilu import _kernel
 
 # Cython adds a ``__test__`` dict (for doctest discovery) to every compiled
-# module; it is not part of the API and has no place in the stub.
+# module; it is not part of the API and has no place in the stub. The
+# controller class is made when threadpoolctl is imported, and ``exc`` is the
+# name of the ImportError trilu.onnx re-raises.
 ALLOWLIST = """\
 trilu._kernel.__test__
+trilu._threadpoolctl.TriluController@\\d+
+trilu.onnx.exc
 """
 
 
@@ -30,15 +36,14 @@ def test_stubtest(tmp_path) -> None:
     """stubtest finds no difference between the stubs and the runtime."""
     need("mypy.stubtest")
     allowlist = tmp_path / "allowlist.txt"
-    allowlist.write_text(ALLOWLIST)
+    missing = "" if optional("onnx") else "trilu.onnx\n"  # its module cannot load
+    allowlist.write_text(ALLOWLIST + missing)
     proc = subprocess.run(
         [
             sys.executable,
             "-m",
             "mypy.stubtest",
-            "trilu._kernel",
-            "trilu._api",
-            "trilu._version",
+            "trilu",  # and every module in it
             "--allowlist",
             str(allowlist),
         ],
@@ -63,6 +68,7 @@ def test_kernel_names_match_stub() -> None:
         "fill_plain",
         "set_num_threads",
         "get_num_threads",
+        "cap_threads",
     }
     assert public >= names
     assert public - names <= {"np", "cnp", "os"}
@@ -84,11 +90,11 @@ def test_public_api() -> None:
     P = inspect.Parameter
     expected = {
         "triu": [("m", P.POSITIONAL_OR_KEYWORD, P.empty),
-                 ("k", P.POSITIONAL_OR_KEYWORD, 0),
-                 ("order", P.KEYWORD_ONLY, None), ("out", P.KEYWORD_ONLY, None)],
+                 ("k", P.POSITIONAL_OR_KEYWORD, 0), ("order", P.KEYWORD_ONLY, None),
+                 ("out", P.KEYWORD_ONLY, None)],
         "tril": [("m", P.POSITIONAL_OR_KEYWORD, P.empty),
-                 ("k", P.POSITIONAL_OR_KEYWORD, 0),
-                 ("order", P.KEYWORD_ONLY, None), ("out", P.KEYWORD_ONLY, None)],
+                 ("k", P.POSITIONAL_OR_KEYWORD, 0), ("order", P.KEYWORD_ONLY, None),
+                 ("out", P.KEYWORD_ONLY, None)],
         "trilu": [("input", P.POSITIONAL_OR_KEYWORD, P.empty),
                   ("k", P.POSITIONAL_OR_KEYWORD, 0),
                   ("upper", P.POSITIONAL_OR_KEYWORD, True),
@@ -118,3 +124,75 @@ def test_py_typed_shipped() -> None:
     """The package is marked typed and ships the kernel's stub."""
     assert files("trilu").joinpath("py.typed").is_file()
     assert files("trilu").joinpath("_kernel.pyi").is_file()
+
+
+# What a user's type checker infers: each line is checked by mypy's
+# assert_type, and the last must be refused, with exactly this error. Types
+# are written out so that the text is the same with numpy 1.26's stubs and 2.x's.
+SNIPPET = """\
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from typing_extensions import assert_type
+
+import trilu
+
+x: npt.NDArray[np.float32] = np.zeros((3, 3), np.float32)
+n: npt.NDArray[np.int64] = np.arange(9, dtype=np.int64).reshape(3, 3)
+batch: npt.NDArray[np.int64] = np.ones((2, 3, 3), np.int64)
+out: npt.NDArray[np.float64] = np.empty((3, 3))
+k0: npt.NDArray[np.int64] = np.array(1)
+
+assert_type(trilu.triu(x), npt.NDArray[np.float32])
+assert_type(trilu.tril(n, -1), npt.NDArray[np.int64])
+assert_type(trilu.trilu(x, 1, False), npt.NDArray[np.float32])
+assert_type(trilu.triu([[1.0, 2.0], [3.0, 4.0]]), npt.NDArray[Any])
+assert_type(trilu.tril([[1.0, 2.0, 3.0]] * 3, out=out), npt.NDArray[np.float64])
+assert_type(trilu.triu(batch, 1), npt.NDArray[np.int64])
+assert_type(trilu.tril(batch, np.int64(-1)), npt.NDArray[np.int64])
+assert_type(trilu.triu(x, k=k0), npt.NDArray[np.float32])
+assert_type(trilu.trilu(batch, k0, upper=0), npt.NDArray[np.int64])
+assert_type(trilu.triu(x, order="F"), npt.NDArray[np.float32])
+assert_type(trilu.get_num_threads(), int)
+assert_type(trilu.set_num_threads(2), None)
+assert_type(trilu.onnx.Trilu.op_domain, str)
+with trilu.patched():
+    trilu.use_in_numpy()
+trilu.restore_numpy()
+trilu.triu([[1, 2], [3, 4]], k="oops")
+"""
+REFUSED = SNIPPET.splitlines().index('trilu.triu([[1, 2], [3, 4]], k="oops")') + 1
+ERROR = (
+    f'snippet.py:{REFUSED}: error: No overload variant of "triu" matches argument '
+    'types "list[list[int]]", "str"  [call-overload]'
+)
+
+
+def test_mypy_infers_the_result_types(tmp_path) -> None:
+    """NDArray of the input's scalar type, NDArray[Any] for a list, out's own
+    type with out=; k an integer, SupportsIndex or 0-D integer array; and a
+    string k refused."""
+    need("mypy")
+    (tmp_path / "snippet.py").write_text(SNIPPET, encoding="utf-8")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "--hide-error-context",
+            "--no-pretty",
+            "--no-color-output",
+            "snippet.py",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
+    assert errors == [ERROR], proc.stdout + proc.stderr
+    assert proc.returncode == 1

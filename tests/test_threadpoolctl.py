@@ -51,6 +51,43 @@ def test_info_follows_set_num_threads() -> None:
     assert _trilu_entries()[0]["num_threads"] == 5
 
 
+@pytest.mark.parametrize("before", ["default", "chosen"])
+def test_a_limit_is_a_chosen_count_until_it_ends(before: str) -> None:
+    """A count threadpoolctl sets is chosen for trilu (dask blocks use it); at
+    the limit's end the count, and whether it was chosen, are as before: also
+    for a limit equal to the count, and for nested limits."""
+    proc = run_python(
+        f"""
+        import threadpoolctl, trilu
+        if {before == "chosen"}:
+            trilu.set_num_threads(3)
+        def state():
+            return trilu.get_num_threads(), trilu._threads.chosen
+        print(state())
+        with threadpoolctl.threadpool_limits(limits=2):
+            print(state())
+            with threadpoolctl.threadpool_limits(limits=1, user_api="trilu"):
+                print(state())
+            print(state())
+        with threadpoolctl.threadpool_limits(limits=3):
+            print(state())
+        print(state())
+        """,
+        OMP_NUM_THREADS="3",
+        TRILU_NUM_THREADS=None,
+    )
+    assert proc.returncode == 0, proc.stderr
+    chosen = before == "chosen"
+    assert proc.stdout.splitlines() == [
+        f"(3, {chosen})",
+        "(2, True)",
+        "(1, True)",
+        "(2, True)",
+        f"(3, {chosen})",  # a limit of the count already in force changes nothing
+        f"(3, {chosen})",
+    ]
+
+
 @pytest.mark.usefixtures("restore_threads")
 @pytest.mark.parametrize(
     "kwargs",

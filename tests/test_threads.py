@@ -3,7 +3,8 @@
 Large calls split their rows over kernel threads; many Python threads may call
 trilu at once (on shared and separate inputs); results never depend on the
 thread count; ``set_num_threads`` validates its argument and ``None`` restores
-the default (``TRILU_NUM_THREADS``, else the CPUs this process may use).
+the default (``TRILU_NUM_THREADS``, else ``OMP_NUM_THREADS``, else the CPUs
+this process may use).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 from _cases import assert_same, layout, make, numpy_oracle, run_python
 
 import trilu
+from trilu import _kernel, _threads
 
 
 def _default_count() -> int:
@@ -223,6 +225,7 @@ def test_set_num_threads_huge() -> None:
 def test_none_restores_default(monkeypatch) -> None:
     """set_num_threads() / (None) restores the CPU count when the env is unset."""
     monkeypatch.delenv("TRILU_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     trilu.set_num_threads(1)
     trilu.set_num_threads()
     assert trilu.get_num_threads() == min(_default_count(), 64)
@@ -246,14 +249,18 @@ def test_none_reads_env(monkeypatch, value: str) -> None:
 def test_invalid_env_warns(monkeypatch, value: str) -> None:
     """An invalid TRILU_NUM_THREADS warns and falls back to the CPU count."""
     monkeypatch.setenv("TRILU_NUM_THREADS", value)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     with pytest.warns(RuntimeWarning, match="TRILU_NUM_THREADS"):
         trilu.set_num_threads()
     assert trilu.get_num_threads() == min(_default_count(), 64)
 
 
-def _python(code: str, env_value: str | None) -> subprocess.CompletedProcess[str]:
-    """code in a fresh interpreter with TRILU_NUM_THREADS=env_value (None: unset)."""
-    return run_python(code, TRILU_NUM_THREADS=env_value)
+def _python(
+    code: str, env_value: str | None, omp: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """code in a fresh interpreter with TRILU_NUM_THREADS=env_value and
+    OMP_NUM_THREADS=omp (None: unset)."""
+    return run_python(code, TRILU_NUM_THREADS=env_value, OMP_NUM_THREADS=omp)
 
 
 @pytest.mark.parametrize("value", ["1", "3", "6"])
@@ -266,7 +273,8 @@ def test_env_honoured_at_import(value: str) -> None:
 
 
 def test_env_unset_at_import() -> None:
-    """Without TRILU_NUM_THREADS a fresh process uses the CPUs it may run on."""
+    """Without TRILU_NUM_THREADS (nor OMP_NUM_THREADS) a fresh process uses
+    the CPUs it may run on."""
     proc = _python("import trilu; print(trilu.get_num_threads())", None)
     assert proc.returncode == 0, proc.stderr
     assert int(proc.stdout) == min(_default_count(), 64)
@@ -288,6 +296,108 @@ def test_invalid_env_warns_at_import() -> None:
     assert int(count) == min(_default_count(), 64)
     assert "RuntimeWarning" in caught
     assert "TRILU_NUM_THREADS='lots'" in caught
+    cpus = min(_default_count(), 64)
+    assert f"using the default, {cpus} (the CPUs this process may run on)" in caught
+
+
+@pytest.mark.usefixtures("threads4")
+def test_a_threads_cap_is_its_own() -> None:
+    """The kernel's per-thread cap (what a dask block sets) caps that thread's
+    calls only, while another thread calls at the same time."""
+    large = np.empty((2048, 2048))  # enough bytes for every thread
+    seen = {}
+    capped, measured = threading.Event(), threading.Event()
+
+    def capped_thread() -> None:
+        old = _kernel.cap_threads(1)
+        capped.set()
+        measured.wait(60)
+        seen["capped"] = _kernel.explain(large, 0, True)["threads"]
+        assert _kernel.cap_threads(old) == 1
+
+    thread = threading.Thread(target=capped_thread)
+    thread.start()
+    capped.wait(60)
+    seen["other"] = _kernel.explain(large, 0, True)["threads"]
+    measured.set()
+    thread.join()
+    assert seen == {"capped": 1, "other": 4}
+    assert trilu.get_num_threads() == 4
+
+
+# --- the ecosystem's cap: OMP_NUM_THREADS -----------------------------------------
+
+_REPORT = """
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        import trilu
+    print(trilu.get_num_threads(), trilu._threads.chosen)
+    for w in caught:
+        print(w.category.__name__, w.message)
+"""
+
+
+@pytest.mark.parametrize(
+    ("omp", "count"), [("1", 1), ("3", 3), ("4,2", 4), (" 5 , 1", 5), ("2,", 2)]
+)
+def test_omp_num_threads_at_import(omp: str, count: int) -> None:
+    """Without TRILU_NUM_THREADS the count is OMP_NUM_THREADS, its first level
+    where it is nested; not a count chosen for trilu."""
+    proc = _python(_REPORT, None, omp)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [f"{count} False"]
+    assert proc.stderr == ""
+
+
+def test_trilu_num_threads_wins_over_omp() -> None:
+    """TRILU_NUM_THREADS is trilu's own setting: it overrides OMP_NUM_THREADS
+    and is a count chosen for trilu."""
+    proc = _python(_REPORT, "3", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["3 True"]
+
+
+@pytest.mark.parametrize("omp", ["lots", "0", "-1", ",4", "2.5"])
+def test_invalid_omp_warns_once(omp: str) -> None:
+    """An invalid OMP_NUM_THREADS warns once, naming it and the CPU count."""
+    proc = _python(_REPORT, None, omp)
+    assert proc.returncode == 0, proc.stderr
+    cpus = min(_default_count(), 64)
+    warning = (
+        f"RuntimeWarning OMP_NUM_THREADS={omp!r} is not a positive integer; "
+        f"using the default, {cpus} (the CPUs this process may run on)"
+    )
+    assert proc.stdout.splitlines() == [f"{cpus} False", warning]
+
+
+def test_invalid_trilu_falls_back_to_omp() -> None:
+    """A bad TRILU_NUM_THREADS falls back to OMP_NUM_THREADS, and says so."""
+    proc = _python(_REPORT, "x", "3")
+    assert proc.returncode == 0, proc.stderr
+    warning = (
+        "RuntimeWarning TRILU_NUM_THREADS='x' is not a positive integer; "
+        "using the default, 3 (OMP_NUM_THREADS)"
+    )
+    assert proc.stdout.splitlines() == ["3 False", warning]
+
+
+@pytest.mark.usefixtures("restore_threads")
+def test_chosen_follows_set_num_threads(monkeypatch) -> None:
+    """A count given to set_num_threads is chosen; set_num_threads() is the
+    default again, chosen only if TRILU_NUM_THREADS gave it."""
+    monkeypatch.delenv("TRILU_NUM_THREADS", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    trilu.set_num_threads(2)
+    assert _threads.chosen
+    trilu.set_num_threads()
+    assert (trilu.get_num_threads(), _threads.chosen) == (3, False)
+    monkeypatch.setenv("TRILU_NUM_THREADS", "2")
+    trilu.set_num_threads()
+    assert (trilu.get_num_threads(), _threads.chosen) == (2, True)
+    with pytest.raises(ValueError, match="at least 1"):
+        trilu.set_num_threads(0)
+    assert _threads.chosen  # a refused count changes nothing
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")

@@ -7,10 +7,112 @@ array([[1, 2, 3],
        [0, 0, 9]])
 """
 
+from typing import TYPE_CHECKING, Any
+
 from . import _threadpoolctl
-from ._api import get_num_threads, set_num_threads, tril, trilu, triu
 from ._numpy_patch import patched, restore_numpy, use_in_numpy
+from ._threads import get_num_threads, set_num_threads
 from ._version import __version__
+
+if not TYPE_CHECKING:
+    from ._api import tril, trilu, triu
+
+    def __getattr__(name: str) -> Any:
+        """``trilu.onnx``, imported on first use (it needs onnx)."""
+        if name == "onnx":
+            import importlib  # noqa: PLC0415  (always loaded: costs nothing)
+
+            return importlib.import_module(".onnx", __name__)
+        raise AttributeError(f"module 'trilu' has no attribute {name!r}")
+
+else:
+    # The public functions' types, in the style of numpy's own triu/tril
+    # stubs (numpy/lib/_twodim_base_impl.pyi): an array of a known scalar type
+    # gives an array of that type, any other array-like NDArray[Any], and out=
+    # its own type. Here, not in a stub beside _api.py, so that mypy still
+    # checks _api.py and stubtest checks these against it.
+    from typing import Literal, SupportsIndex, TypeAlias, TypeVar, overload
+
+    import numpy as np
+    from numpy._typing import ArrayLike, NDArray, _ArrayLike
+
+    from . import onnx as onnx
+
+    _ArrayT = TypeVar("_ArrayT", bound=np.ndarray[Any, Any])
+    _ScalarT = TypeVar("_ScalarT", bound=np.generic)
+    # numpy's k: an integer or a 0-D integer array (integral floats such as
+    # 2.0 pass at run time, as in numpy, but are not typed)
+    _K: TypeAlias = SupportsIndex | np.ndarray[tuple[()], np.dtype[np.integer[Any]]]
+    # ONNX's k: an integer or a one-element integer array (0-D or 1-D)
+    _OnnxK: TypeAlias = SupportsIndex | NDArray[np.integer[Any]]
+    _Upper: TypeAlias = bool | np.bool_ | int  # a bool or 0/1
+    _Order: TypeAlias = Literal["K", "A", "C", "F"] | None
+
+    @overload
+    def triu(
+        m: ArrayLike, k: _K = 0, *, order: _Order = None, out: _ArrayT
+    ) -> _ArrayT: ...
+    @overload
+    def triu(
+        m: _ArrayLike[_ScalarT], k: _K = 0, *, order: _Order = None, out: None = None
+    ) -> NDArray[_ScalarT]: ...
+    @overload
+    def triu(
+        m: ArrayLike, k: _K = 0, *, order: _Order = None, out: None = None
+    ) -> NDArray[Any]: ...
+    def triu(m: Any, k: Any = 0, *, order: _Order = None, out: Any = None) -> Any: ...
+
+    # keep in sync with `triu`
+    @overload
+    def tril(
+        m: ArrayLike, k: _K = 0, *, order: _Order = None, out: _ArrayT
+    ) -> _ArrayT: ...
+    @overload
+    def tril(
+        m: _ArrayLike[_ScalarT], k: _K = 0, *, order: _Order = None, out: None = None
+    ) -> NDArray[_ScalarT]: ...
+    @overload
+    def tril(
+        m: ArrayLike, k: _K = 0, *, order: _Order = None, out: None = None
+    ) -> NDArray[Any]: ...
+    def tril(m: Any, k: Any = 0, *, order: _Order = None, out: Any = None) -> Any: ...
+
+    @overload
+    def trilu(
+        input: ArrayLike,
+        k: _OnnxK = 0,
+        upper: _Upper = True,
+        *,
+        order: _Order = None,
+        out: _ArrayT,
+    ) -> _ArrayT: ...
+    @overload
+    def trilu(
+        input: _ArrayLike[_ScalarT],
+        k: _OnnxK = 0,
+        upper: _Upper = True,
+        *,
+        order: _Order = None,
+        out: None = None,
+    ) -> NDArray[_ScalarT]: ...
+    @overload
+    def trilu(
+        input: ArrayLike,
+        k: _OnnxK = 0,
+        upper: _Upper = True,
+        *,
+        order: _Order = None,
+        out: None = None,
+    ) -> NDArray[Any]: ...
+    def trilu(
+        input: Any,
+        k: Any = 0,
+        upper: Any = True,
+        *,
+        order: _Order = None,
+        out: Any = None,
+    ) -> Any: ...
+
 
 __all__ = [
     "__version__",

@@ -2,12 +2,15 @@
 
 The check needs nothing but numpy (bfloat16 also needs ml_dtypes); the answer
 for each element is taken from the spec's own words, not from numpy.triu.
-Exits 1 if any check fails.
+Exits 1 if any check fails. ``--check`` runs the check alone, ``--bench`` the
+table alone, ``--threads N`` sets trilu's thread count; ``--help`` says more.
 """
 
 from __future__ import annotations
 
+import argparse
 import functools
+import os
 import platform
 import sys
 import time
@@ -126,26 +129,85 @@ def _fmt(seconds: float) -> str:
     return f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
 
 
-def main() -> int:
+def _count(text: str) -> int:
+    """--threads' value: a positive integer."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return count
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m trilu",
+        description="Check trilu against the ONNX Trilu-14 spec for every type, "
+        "then time it against numpy (both, unless --check or --bench says one).",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"trilu {trilu.__version__}"
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="the self-check alone; exit 1 if any check fails",
+    )
+    parser.add_argument("--bench", action="store_true", help="the speed table alone")
+    parser.add_argument(
+        "--threads",
+        type=_count,
+        metavar="N",
+        help="let trilu use N threads (default: TRILU_NUM_THREADS, else "
+        "OMP_NUM_THREADS, else the CPUs this process may run on)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status (1: a check failed)."""
+    args = _parser().parse_args(argv)
+    if args.threads is not None:
+        trilu.set_num_threads(args.threads)
+    check, bench = args.check or not args.bench, args.bench or not args.check
     rng = np.random.default_rng(2026)
     print(
         f"trilu {trilu.__version__}, numpy {np.__version__}, Python "
         f"{platform.python_version()}, {platform.machine()}, "
         f"{trilu.get_num_threads()} thread(s)"
     )
-    passed, failed, notes = self_check(rng)
-    for note in notes:
-        print("  " + note)
-    verdict = "PASS" if failed == 0 else "FAIL"
-    print(
-        f"self-check against the ONNX Trilu-14 spec: {verdict} ({passed} passed, {failed} failed)"
-    )
-    print()
-    print("speed (median of repeated calls; ratio > 1 means trilu is faster):")
-    for line in speed_table(rng):
-        print("  " + line)
+    failed = 0
+    if check:
+        passed, failed, notes = self_check(rng)
+        for note in notes:
+            print("  " + note)
+        verdict = "PASS" if failed == 0 else "FAIL"
+        print(
+            f"self-check against the ONNX Trilu-14 spec: {verdict} "
+            f"({passed} passed, {failed} failed)"
+        )
+    if check and bench:
+        print()
+    if bench:
+        print("speed (median of repeated calls; ratio > 1 means trilu is faster):")
+        for line in speed_table(rng):
+            print("  " + line)
     return 0 if failed == 0 else 1
 
 
+def _run() -> int:
+    """main(), ending quietly on a closed pipe (``| head``), as json.tool does."""
+    try:
+        try:
+            return main()
+        finally:  # after --help's exit too: a closed pipe shows here, not at exit
+            sys.stdout.flush()
+    except BrokenPipeError as exc:
+        # the exit's own flush of what is left would fail again: to devnull
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return exc.errno or 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_run())

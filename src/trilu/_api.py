@@ -1,297 +1,15 @@
-"""The public functions: validate, resolve ``k``, route dtypes, call the kernel.
-
-Everything that can be decided in Python is decided here, so the kernel only
-ever sees plain bytes: dtypes that hold references (object, StringDType,
-structured with object fields) go through numpy's own copy, and a byte order
-that differs between input and output is swapped first.
-"""
+"""The public functions: validate, resolve ``k``, hand arrays of other
+libraries to theirs, and route numpy arrays to the kernel (``_route``)."""
 
 from __future__ import annotations
 
-import numbers
-import operator
-import os
-import sys
-import warnings
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
-from . import _kernel
+from . import _kernel, _route, _validate
 
 _ndarray = np.ndarray
-# numpy's own functions, taken before trilu.use_in_numpy() can replace the
-# names in numpy's namespace: _foreign hands arrays of other libraries to
-# these, so with the patch on it never calls trilu's triu/tril in a loop.
-_np_triu = np.triu
-_np_tril = np.tril
-
-# --- threads -----------------------------------------------------------------
-
-
-def _default_threads() -> int:
-    """TRILU_NUM_THREADS, else the CPUs this process may run on."""
-    env = os.environ.get("TRILU_NUM_THREADS", "").strip()
-    if env:
-        try:
-            n = int(env)
-            if n >= 1:
-                return n
-        except ValueError:
-            pass
-        warnings.warn(
-            f"TRILU_NUM_THREADS={env!r} is not a positive integer; ignored",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    count = getattr(os, "process_cpu_count", os.cpu_count)()  # 3.13+: affinity
-    return max(1, count or 1)
-
-
-def set_num_threads(n: int | None = None) -> None:
-    """Set how many threads a large call may use; 1 disables threading.
-
-    A call uses one thread per 512 KiB it moves (bytes written plus bytes
-    read), up to this count, so small calls stay on the calling thread.
-    ``threadpoolctl.threadpool_limits`` sets the same count when threadpoolctl
-    is installed (see :doc:`/user_guide/threads`).
-
-    Parameters
-    ----------
-    n : int or None, optional
-        The thread count, at least 1; counts above 64 are taken as 64.
-        ``None`` (the default) restores the default count: the
-        ``TRILU_NUM_THREADS`` environment variable if it is set, else the
-        number of CPUs this process may run on.
-
-    Raises
-    ------
-    TypeError
-        If `n` is not an integer (``bool`` included).
-    ValueError
-        If `n` is less than 1.
-
-    See Also
-    --------
-    get_num_threads
-
-    Examples
-    --------
-    >>> import trilu
-    >>> trilu.set_num_threads(1)
-    >>> trilu.get_num_threads()
-    1
-    >>> trilu.set_num_threads()  # the default again
-    """
-    value: object = _default_threads() if n is None else n
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"n must be an integer, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"n must be at least 1, got {value}")
-    _kernel.set_num_threads(min(int(value), 64))  # the kernel takes a C int
-
-
-def get_num_threads() -> int:
-    """How many threads a large call may use.
-
-    Returns
-    -------
-    int
-        The count set by :func:`set_num_threads` (or by threadpoolctl), at
-        least 1.
-
-    Examples
-    --------
-    >>> import trilu
-    >>> trilu.get_num_threads() >= 1
-    True
-    """
-    return _kernel.get_num_threads()
-
-
-# --- arguments -----------------------------------------------------------------
-
-
-def _numpy_k(k: Any) -> int:
-    """numpy's k: anything integral, int-like or a 0-d array; never 1.5."""
-    if isinstance(k, _ndarray):
-        if k.ndim != 0:
-            raise TypeError(f"k must be an integer, got an array of shape {k.shape}")
-        k = k[()]
-    if isinstance(k, np.bool_):  # numpy takes it as 0/1; it has no __index__
-        return int(k)
-    try:
-        return operator.index(k)
-    except TypeError:
-        pass
-    if isinstance(k, numbers.Real):
-        value = float(k)
-        if value.is_integer():  # 2.0 works, as in numpy; inf and nan do not
-            return int(value)
-        raise TypeError(f"k must be an integer, got {type(k).__name__} {k!r}")
-    raise TypeError(f"k must be an integer, got {type(k).__name__}")
-
-
-def _onnx_k(k: Any) -> int:
-    """ONNX's k: an integer, or an integer tensor of one element."""
-    if isinstance(k, (bool, np.bool_)):
-        raise TypeError("k must be an integer, got bool (upper= sets the triangle)")
-    if isinstance(k, _ndarray):
-        if k.size != 1 or k.ndim > 1 or k.dtype.kind not in "iu":
-            raise TypeError(
-                "k must be an integer or a one-element integer array, got an "
-                f"array of shape {k.shape} and dtype {k.dtype}"
-            )
-        return int(k.reshape(())[()])
-    try:
-        return operator.index(k)
-    except TypeError:
-        raise TypeError(f"k must be an integer, got {type(k).__name__}") from None
-
-
-def _onnx_upper(upper: Any) -> bool:
-    """ONNX's upper attribute: a bool, or the int 0 or 1."""
-    if upper is True or upper is False:
-        return upper
-    if isinstance(upper, np.bool_):
-        return bool(upper)
-    try:
-        value = operator.index(upper)
-    except TypeError:
-        raise TypeError(
-            f"upper must be a bool or 0/1, got {type(upper).__name__}"
-        ) from None
-    if value not in (0, 1):
-        raise ValueError(f"upper must be a bool or 0/1, got {value}")
-    return bool(value)
-
-
-_ONNX_KINDS = {
-    "b": (1,),
-    "i": (1, 2, 4, 8),
-    "u": (1, 2, 4, 8),
-    "f": (2, 4, 8),
-    "c": (8, 16),
-}
-
-
-_onnx_type_cache: dict[np.dtype, bool] = {}
-
-
-def _is_onnx_type(dtype: np.dtype) -> bool:
-    """One of the 16 types of Trilu's type constraint (strings in any form)."""
-    ok = _onnx_type_cache.get(dtype)
-    if ok is None:
-        if dtype.kind in "OUST":
-            ok = True
-        elif dtype.kind in _ONNX_KINDS:
-            ok = dtype.itemsize in _ONNX_KINDS[dtype.kind]
-        else:  # ml_dtypes.bfloat16, without importing ml_dtypes
-            ok = dtype.type.__name__ == "bfloat16" and dtype.itemsize == 2
-        _onnx_type_cache[dtype] = ok
-    return ok
-
-
-def _check_out(out: Any, m: np.ndarray, dtype: np.dtype) -> bool:
-    """Reject a bad out= before anything is written; return whether out
-    overlaps m other than exactly (which is in place)."""
-    if not isinstance(out, _ndarray):
-        raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
-    if out.shape != m.shape:
-        raise ValueError(
-            f"out has shape {out.shape}, but the result has shape {m.shape}"
-        )
-    if out.dtype != dtype and not np.can_cast(dtype, out.dtype, "equiv"):
-        raise TypeError(f"out has dtype {out.dtype}, but the result has dtype {dtype}")
-    return _kernel.check_out(m, out)  # read-only, zero strides; the overlap
-
-
-# --- the operation ---------------------------------------------------------------
-
-
-def _keep_mask(rows: int, cols: int, k: int, upper: bool) -> np.ndarray:
-    """True where (i, j) is kept: j - i >= k (upper) or j - i <= k (lower)."""
-    offset = np.arange(cols) - np.arange(rows)[:, None]
-    return offset >= k if upper else offset <= k
-
-
-def _by_reference(
-    m: np.ndarray, k: int, upper: bool, out: np.ndarray, zero: Any
-) -> np.ndarray:
-    """Object and StringDType arrays: numpy copies the references, never bytes."""
-    rows, cols = m.shape[-2:]
-    if out is not m:
-        np.copyto(out, m, casting="equiv")  # numpy buffers an overlapping m
-    np.copyto(out, zero, where=~_keep_mask(rows, cols, k, upper))
-    return out
-
-
-def _recast(m: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """A copy of m in dtype: m's dtype in another byte order, or packed."""
-    # numpy's astype leaves generic-unit datetimes unswapped: swap the bytes
-    swap = dtype.kind in "mM" and dtype.byteorder != m.dtype.byteorder
-    copy: np.ndarray = m.byteswap().view(dtype) if swap else m.astype(dtype)
-    return copy
-
-
-def _check_order(order: Any) -> None:
-    if order is not None and order not in ("K", "A", "C", "F"):
-        raise ValueError(
-            f"order must be one of 'K', 'A', 'C', 'F' or None, got {order!r}"
-        )
-
-
-def _apply(
-    m: np.ndarray, k: int, upper: bool, out: Any, order: Any, onnx: bool
-) -> np.ndarray:
-    """The triangle of ndarray m, into out (validated here) or a new array."""
-    _check_order(order)
-    if m.ndim < 2:
-        if onnx:
-            raise ValueError(
-                f"input must have at least 2 dimensions, got shape {m.shape}"
-            )
-        if m.ndim == 0:  # numpy's TypeError, with what is needed
-            raise TypeError(
-                "m must be an array of at least 1 dimension (the rows of a "
-                "square matrix) or 2 (a matrix or a batch of them), got a 0-D "
-                "array"
-            )
-        n = m.shape[0]  # numpy: a 1-D m is taken as the rows of an n x n matrix
-        if n * n * m.dtype.itemsize > sys.maxsize:
-            raise MemoryError(f"a {n} x {n} result of {m.dtype} cannot be allocated")
-        m = np.broadcast_to(m, (n, n))
-    dtype = m.dtype
-    # numpy's result dtype, as where() finds it: native byte order, structured
-    # dtypes packed, no metadata on numbers
-    plain = dtype.isnative and dtype.names is None and dtype.metadata is None
-    rdtype = dtype if plain else np.result_type(dtype, dtype)
-    overlap = out is not None and _check_out(out, m, rdtype)
-    if dtype.hasobject:
-        rows, cols = m.shape[-2:]
-        k = max(-rows, min(k, cols))
-        if onnx and dtype.kind == "O":
-            zero: Any = ""  # an ONNX string tensor as an object array
-        else:
-            zero = np.zeros((), dtype)  # numpy's zero: int 0 in object fields
-        if out is None:
-            out = _kernel.empty(m, rdtype, order)
-        return _by_reference(m, k, upper, out, zero)
-    if out is None:
-        if rdtype != dtype:  # another byte order or layout: recast, then cut
-            return _kernel.fill(
-                _recast(m, rdtype), _kernel.empty(m, rdtype, order), k, upper
-            )
-        if not plain:  # metadata numpy drops: a view of m in numpy's dtype
-            m = m.view(rdtype)
-        return _kernel.fill(m, None, k, upper, order)
-    if out.dtype != dtype:  # another byte order or layout than out's
-        m = _recast(m, out.dtype)
-    elif overlap:  # a partial overlap: work on a copy of m
-        m = m.copy()
-    return _kernel.fill(m, out, k, upper)
 
 
 def _foreign(
@@ -302,15 +20,12 @@ def _foreign(
     cls = type(m)
     if not hasattr(cls, "__array_function__"):
         return None
-    if out is not None:
-        raise TypeError(f"out= needs a numpy array input, got {cls.__name__}")
-    if order is not None:
-        raise TypeError(f"order= needs a numpy array input, got {cls.__name__}")
+    _validate.numpy_only(cls, out, order)
     if cls.__module__.startswith("dask.array"):
         from . import _dask  # noqa: PLC0415  (dask is optional: only now)
 
         return _dask.triangle(m, k, upper, onnx=onnx)
-    return (_np_triu if upper else _np_tril)(m, k)
+    return _route.numpy_function(upper)(m, k)
 
 
 def _numpy_triangle(
@@ -318,18 +33,22 @@ def _numpy_triangle(
 ) -> Any:
     """triu and tril: numpy's k and inputs, then the shared path."""
     if type(k) is not int:
-        k = _numpy_k(k)
+        k = _validate.numpy_k(k)
     if type(m) is not _ndarray:
         if not isinstance(m, _ndarray):
             other = _foreign(m, k, upper, out, order)
             if other is not None:
                 return other
         m = np.asarray(m)
-    return _apply(m, k, upper, out, order, False)
+    return _route.triangle(m, k, upper, out, order, False)
 
 
 def triu(
-    m: Any, k: Any = 0, *, order: Any = None, out: np.ndarray | None = None
+    m: Any,
+    k: Any = 0,
+    *,
+    order: Literal["K", "A", "C", "F"] | None = None,
+    out: np.ndarray | None = None,
 ) -> Any:
     """Upper triangle of an array: ``numpy.triu``, bit for bit, with ``out=``.
 
@@ -349,6 +68,12 @@ def triu(
         diagonal, ``k < 0`` below it, ``k > 0`` above. Integral floats
         (``2.0``) and 0-d integer arrays are accepted, as in numpy; any
         integer is allowed, however large.
+    order : {None, "K", "A", "C", "F"}, optional
+        The memory layout of a fresh result: ``None`` (the default) is
+        numpy.triu's own (C order, batch axes kept in the input's order; see
+        :doc:`/user_guide/numpy`), the others numpy's orders, as in
+        :func:`numpy.empty_like` (``"K"`` keeps the input's). No effect with
+        `out`.
     out : numpy.ndarray, optional
         Where to write the result: a writable array of the result's shape and
         dtype (in either byte order), with any strides. It may be `m` itself
@@ -357,8 +82,8 @@ def triu(
     Returns
     -------
     numpy.ndarray
-        The upper triangle: `out` if given, else a new array of `m`'s dtype,
-        laid out in memory as `m` (as :func:`numpy.empty_like`).
+        The upper triangle: `out` if given, else a new array of numpy's
+        result dtype, laid out as `order` says.
 
     Raises
     ------
@@ -367,7 +92,8 @@ def triu(
         has another dtype than the result, or `out` is given with a
         non-numpy input.
     ValueError
-        If `m` is 0-D, or `out` has another shape than the result.
+        If `out` has another shape than the result, or `order` is not one of
+        numpy's.
 
     See Also
     --------
@@ -397,7 +123,11 @@ def triu(
 
 
 def tril(
-    m: Any, k: Any = 0, *, order: Any = None, out: np.ndarray | None = None
+    m: Any,
+    k: Any = 0,
+    *,
+    order: Literal["K", "A", "C", "F"] | None = None,
+    out: np.ndarray | None = None,
 ) -> Any:
     """Lower triangle of an array: ``numpy.tril``, bit for bit, with ``out=``.
 
@@ -413,6 +143,12 @@ def tril(
     k : int, optional
         Diagonal below which to keep elements: 0 (the default) is the main
         diagonal, ``k < 0`` below it, ``k > 0`` above. As in :func:`triu`.
+    order : {None, "K", "A", "C", "F"}, optional
+        The memory layout of a fresh result: ``None`` (the default) is
+        numpy.triu's own (C order, batch axes kept in the input's order; see
+        :doc:`/user_guide/numpy`), the others numpy's orders, as in
+        :func:`numpy.empty_like` (``"K"`` keeps the input's). No effect with
+        `out`.
     out : numpy.ndarray, optional
         Where to write the result, as in :func:`triu`.
 
@@ -427,7 +163,8 @@ def tril(
         If `k` is not an integer, or `out` is not a numpy array of the
         result's dtype, or `out` is given with a non-numpy input.
     ValueError
-        If `m` is 0-D, or `out` has another shape than the result.
+        If `out` has another shape than the result, or `order` is not one of
+        numpy's.
 
     See Also
     --------
@@ -459,7 +196,7 @@ def trilu(
     k: Any = 0,
     upper: Any = True,
     *,
-    order: Any = None,
+    order: Literal["K", "A", "C", "F"] | None = None,
     out: np.ndarray | None = None,
 ) -> Any:
     """The ONNX Trilu operator (opset 14) on a tensor of shape ``[*, N, M]``.
@@ -483,6 +220,12 @@ def trilu(
     upper : bool or {0, 1}, optional
         The operator's ``upper`` attribute: keep the upper triangle (the
         default) or the lower one.
+    order : {None, "K", "A", "C", "F"}, optional
+        The memory layout of a fresh result: ``None`` (the default) is
+        numpy.triu's own (C order, batch axes kept in the input's order; see
+        :doc:`/user_guide/numpy`), the others numpy's orders, as in
+        :func:`numpy.empty_like` (``"K"`` keeps the input's). No effect with
+        `out`.
     out : numpy.ndarray, optional
         Where to write the result, as in :func:`triu`.
 
@@ -524,21 +267,16 @@ def trilu(
     ValueError: input must have at least 2 dimensions, got shape (3,)
     """
     if type(k) is not int:
-        k = _onnx_k(k)
+        k = _validate.onnx_k(k)
     if upper is not True and upper is not False:
-        upper = _onnx_upper(upper)
+        upper = _validate.onnx_upper(upper)
     if type(input) is not _ndarray:
         if not isinstance(input, _ndarray):
             other = _foreign(input, k, upper, out, order, onnx=True)
             if other is not None:
                 return other
         input = np.asarray(input)
-    if not _is_onnx_type(input.dtype):
-        raise TypeError(
-            f"input has dtype {input.dtype}, which is not in Trilu's type "
-            "constraint (bool, int8-64, uint8-64, float16/32/64, bfloat16, "
-            "complex64/128, string)"
-        )
+    _validate.onnx_type(input.dtype)
     if (result := _kernel.fill_plain(input, k, upper, out, order)) is not None:
         return result
-    return _apply(input, k, upper, out, order, True)
+    return _route.triangle(input, k, upper, out, order, True)

@@ -14,6 +14,8 @@ express (both make every output block depend on its input block):
 
 Chunks, including irregular ones and chunks along batch axes, are kept exactly.
 Tasks are top-level functions, so the graph pickles for ``dask.distributed``.
+A block runs on one thread unless trilu's count was chosen (set_num_threads,
+threadpoolctl, TRILU_NUM_THREADS): dask already runs blocks in parallel.
 This module is imported only when a dask array is passed to trilu.
 """
 
@@ -31,7 +33,7 @@ from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 from dask.typing import Key
 
-from ._api import _is_onnx_type, tril, trilu, triu
+from . import _kernel, _route, _threads, _validate
 
 __all__ = ["triangle"]
 
@@ -40,14 +42,19 @@ __all__ = ["triangle"]
 
 
 def _cut(block: Any, k: int, upper: bool, onnx: bool) -> Any:
-    """A block the diagonal crosses: trilu with the block's own offset k.
-
-    Through the public functions, so a chunk that is not a numpy array (CuPy,
-    ...) is handed to its own library's triu/tril as trilu does elsewhere.
-    """
-    if onnx:
-        return trilu(block, k, upper)
-    return (triu if upper else tril)(block, k)
+    """A block the diagonal crosses: the kernel with the block's own offset k
+    (the graph has validated the arguments); a chunk that is not a numpy
+    array (CuPy, ...) goes to its own library's triu/tril, as trilu does
+    elsewhere. On one thread, as dask runs blocks in parallel, unless the
+    count was chosen for trilu (``_threads.chosen``); the cap is this
+    thread's alone."""
+    if type(block) is not np.ndarray:
+        return _route.numpy_function(upper)(block, k)
+    cap = _kernel.cap_threads(0 if _threads.chosen else 1)
+    try:
+        return _route.triangle(block, k, upper, None, None, onnx)
+    finally:
+        _kernel.cap_threads(cap)
 
 
 def _cut_rows(block: Any, rows: int, k: int, upper: bool) -> Any:
@@ -106,14 +113,10 @@ def triangle(x: Any, k: int, upper: bool, *, onnx: bool = False) -> Any:
     Otherwise numpy's: a 1-D x of n elements gives an n x n result, chunked
     along both axes as x is.
     """
-    if onnx and not _is_onnx_type(x.dtype):
-        raise TypeError(
-            f"input has dtype {x.dtype}, which is not in Trilu's type "
-            "constraint (bool, int8-64, uint8-64, float16/32/64, bfloat16, "
-            "complex64/128, string)"
-        )
-    if x.ndim < 2 and (onnx or x.ndim == 0):
-        raise ValueError(f"input must have at least 2 dimensions, got shape {x.shape}")
+    if onnx:
+        _validate.onnx_type(x.dtype)
+    if x.ndim < 2:
+        _validate.rank(x.shape, onnx)
     vector = x.ndim == 1
     chunks = (x.chunks[0], x.chunks[0]) if vector else x.chunks
     if any(math.isnan(c) for c in chunks[-2] + chunks[-1]):
@@ -124,7 +127,7 @@ def triangle(x: Any, k: int, upper: bool, *, onnx: bool = False) -> Any:
     rows_total, cols_total = sum(chunks[-2]), sum(chunks[-1])
     k = max(-rows_total, min(cols_total, k))  # beyond these all is kept or zero
 
-    dtype = np.result_type(x.dtype)  # native byte order, as numpy's result
+    dtype = _validate.result_dtype(x.dtype)
     meta = meta_from_array(x._meta, ndim=len(chunks), dtype=dtype)  # type: ignore[no-untyped-call]
     fill = "" if onnx and dtype.kind == "O" else None
     # A kept block may pass its chunk through only if it is already the result.

@@ -87,6 +87,8 @@ cdef extern from "_threads.h" nogil:
     Py_ssize_t trilu_fetch_add(Py_ssize_t *p, Py_ssize_t v)
     int trilu_threads_get()    # the thread count, a relaxed atomic
     void trilu_set_num_threads(int n)    # clamped; exported for threadpoolctl
+    int trilu_cap_threads(int n)    # this thread's cap (0: none); the old one
+    int trilu_threads_mine()   # the count under this thread's cap
 
 
 def _numpy_hugepages():
@@ -184,6 +186,11 @@ cdef enum:
     # Elements wider than this are runs of their own: read one at a time,
     # they need no tile (STRIDED).
     TILE_MAX_WIDTH = 64
+    # Elements this wide fill a line of dst in 8 columns or fewer, so a tile
+    # of 8 rows, one line each, fits an 8-way L1D set even where the rows'
+    # stride is a power of two: it is written in place, without the buffer.
+    TILE_DIRECT_WIDTH = 8
+    TILE_DIRECT_ROWS = 8
     # Below this the GIL is kept: releasing it costs more than the work.
     NOGIL_MIN_BYTES = 1 << 14
     # Fresh zero pages are a mapping of their own: an mmap, a fault and a
@@ -203,8 +210,7 @@ cdef enum:
 cdef enum Method:              # how the diagonal band is written
     ROWS            # contiguous elements: memset + memcpy per row
     STRIDED         # any strides: element by element
-    TILED           # dst rows contiguous, src closer to contiguous down its
-                    # columns (a transposed read): a tile of rows at a time
+    TILED           # dst rows contiguous, src runs down its columns: tiles
     BAND_MASK       # contiguous short rows: dst = src & keep-mask of the band
     MATRICES        # tiny contiguous matrices, whole: dst = src & keep-mask
 
@@ -280,6 +286,11 @@ def set_num_threads(int n):
 def get_num_threads():
     """The number of threads large calls may use."""
     return trilu_threads_get()
+
+
+def cap_threads(int n):
+    """Cap the calling thread's calls at n threads (0: no cap); the old cap."""
+    return trilu_cap_threads(n)
 
 
 # --- walking the batch -------------------------------------------------------
@@ -441,6 +452,50 @@ cdef inline Py_ssize_t tile_side(Py_ssize_t width) noexcept nogil:
     return side
 
 
+cdef void tiled_direct(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
+                       Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
+    """tiled_rows for elements of TILE_DIRECT_WIDTH bytes or more, written in
+    place: TILE_DIRECT_ROWS rows at a time, a column at a time."""
+    cdef Py_ssize_t b0, b1, i, j, lo, hi, top, bottom, first, last
+    cdef Py_ssize_t w = job.width, cols = job.cols, k = job.k
+    cdef Py_ssize_t ss = job.src_col, sr = job.src_row, dr = job.dst_row
+    cdef Py_ssize_t side = TILE_DIRECT_ROWS
+    cdef bint upper = job.upper, zero = job.zero_rest
+    cdef const char *s
+    cdef char *d
+    cdef elem_t v
+    b0 = r0
+    while b0 < r1:
+        b1 = min(b0 + side, r1)
+        s = job.src + so + b0 * sr
+        d = job.dst + do + b0 * dr
+        first = cols
+        last = 0
+        for i in range(b0, b1):
+            row_span(part, upper, k, cols, i, &lo, &hi)
+            if zero:
+                memset(d + (i - b0) * dr, 0, lo * w)
+                memset(d + (i - b0) * dr + hi * w, 0, (cols - hi) * w)
+            if hi > lo:
+                first = min(first, lo)
+                last = max(last, hi)
+        for j in range(first, last):
+            top = b0
+            bottom = b1
+            if part == DIAGONAL:
+                if upper:
+                    bottom = min(b1, max(b0, j - k + 1))
+                else:
+                    top = max(b0, min(b1, j - k))
+            for i in range(top - b0, bottom - b0):
+                if elem_t is any_width:
+                    memcpy(d + i * dr + j * w, s + i * sr + j * ss, w)
+                else:
+                    memcpy(&v, s + i * sr + j * ss, sizeof(elem_t))
+                    memcpy(d + i * dr + j * sizeof(elem_t), &v, sizeof(elem_t))
+        b0 = b1
+
+
 cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                      Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
     """Rows [r0, r1) of a matrix with contiguous dst rows whose src runs down
@@ -460,6 +515,9 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef char *d
     cdef char buf[TILE_BYTES]
     cdef elem_t v
+    if job.width >= TILE_DIRECT_WIDTH:
+        tiled_direct(tag, job, so, do, r0, r1, part)
+        return
     b0 = r0
     while b0 < r1:
         b1 = min(b0 + side, r1)
@@ -938,7 +996,7 @@ cdef Py_ssize_t work_bytes(const Job *job, Py_ssize_t nb) noexcept nogil:
 
 
 cdef int thread_count(Py_ssize_t work, Py_ssize_t units) noexcept nogil:
-    return <int>max(1, min(trilu_threads_get(), work // PARALLEL_MIN_BYTES, units))
+    return <int>max(1, min(trilu_threads_mine(), work // PARALLEL_MIN_BYTES, units))
 
 
 cdef void run_job(Job *job, Py_ssize_t nb, Py_ssize_t work) noexcept nogil:

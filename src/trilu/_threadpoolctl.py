@@ -17,13 +17,19 @@ never imports it. Instead:
 - otherwise a finder is put at the front of ``sys.meta_path`` that does
   nothing for any other import and, when threadpoolctl is first imported,
   runs its module as usual and then registers the controller, and leaves.
+
+A count threadpoolctl sets is one chosen for trilu (``_threads.chosen``: dask
+blocks use it), except that a limit's end, which sets back the count read at
+its start, leaves it chosen only if it was.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import warnings
+import weakref
 from typing import Any
 
 _NAME = "threadpoolctl"
@@ -38,7 +44,15 @@ def _register(threadpoolctl: Any) -> None:
     if _registered or base is None or register is None:  # threadpoolctl < 3.5
         return
 
+    from . import _kernel, _threads  # noqa: PLC0415
     from ._version import __version__  # noqa: PLC0415
+
+    kernel = os.path.realpath(_kernel.__file__)
+    # The count each controller read last, and whether it had been chosen
+    # (_threads.chosen): a limit's end, which sets the count read at its start
+    # back, leaves it chosen only if it was.
+    found: weakref.WeakKeyDictionary[Any, tuple[int, bool]]
+    found = weakref.WeakKeyDictionary()
 
     class TriluController(base):  # type: ignore[misc,valid-type]
         """trilu's thread pool: ``trilu.get_num_threads``/``set_num_threads``."""
@@ -54,11 +68,18 @@ def _register(threadpoolctl: Any) -> None:
             return __version__
 
         def get_num_threads(self) -> int:
-            return int(self.dynlib.trilu_get_num_threads())
+            count = int(self.dynlib.trilu_get_num_threads())
+            if os.path.realpath(self.filepath) == kernel:  # not a copy's
+                found[self] = count, _threads.chosen
+            return count
 
         def set_num_threads(self, num_threads: int) -> None:
             # the C function clamps to 1..64; a C int must hold the value
-            self.dynlib.trilu_set_num_threads(max(1, min(int(num_threads), 64)))
+            count = max(1, min(int(num_threads), 64))
+            self.dynlib.trilu_set_num_threads(count)
+            if os.path.realpath(self.filepath) == kernel:
+                last = found.get(self)
+                _threads.chosen = last[1] if last and last[0] == count else True
 
     register(TriluController)
     _registered = True

@@ -131,6 +131,30 @@ static inline void trilu_threads_set(int n)
 #endif
 }
 
+/* A cap on the count for the calling thread's own calls, 0 for none: a
+ * thread-local, so capping the calls of one thread (a dask block's, which
+ * runs beside other blocks) leaves every other thread's count alone. */
+#ifdef _MSC_VER
+static __declspec(thread) int trilu_thread_cap = 0;
+#else
+static __thread int trilu_thread_cap = 0;
+#endif
+
+/* Set the calling thread's cap; returns the one it replaces. */
+static inline int trilu_cap_threads(int n)
+{
+    int old = trilu_thread_cap;
+    trilu_thread_cap = n;
+    return old;
+}
+
+/* The count the calling thread's calls may use: the count, under its cap. */
+static inline int trilu_threads_mine(void)
+{
+    int n = trilu_threads_get();
+    return trilu_thread_cap > 0 && trilu_thread_cap < n ? trilu_thread_cap : n;
+}
+
 /* The same count as exported C functions, the way threadpoolctl finds a
  * native pool (as openblas_get_num_threads): trilu's controller
  * (_threadpoolctl.py) takes a library named "_kernel*" only if it exports

@@ -22,8 +22,8 @@ except ImportError as exc:
 
 import numpy as np
 
-from ._api import _onnx_upper
 from ._api import trilu as _trilu
+from ._validate import onnx_upper as _onnx_upper
 
 __all__ = ["Trilu"]
 

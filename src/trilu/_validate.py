@@ -1,0 +1,155 @@
+"""The rules for trilu's arguments, and their messages, in one place.
+
+numpy's rules for ``triu``/``tril``, ONNX's for ``trilu``, and what both
+share (``out=``, ``order=``, the result's dtype). Every check raises before
+anything is written; nothing here imports the rest of trilu, so the public
+functions (``_api``) and the dask graphs (``_dask``) use the same rules.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+from typing import Any
+
+import numpy as np
+
+_ndarray = np.ndarray
+
+# --- k and upper -------------------------------------------------------------
+
+
+def numpy_k(k: Any) -> int:
+    """numpy's k: anything integral, int-like or a 0-d array; never 1.5."""
+    if isinstance(k, _ndarray):
+        if k.ndim != 0:
+            raise TypeError(f"k must be an integer, got an array of shape {k.shape}")
+        k = k[()]
+    if isinstance(k, np.bool_):  # numpy takes it as 0/1; it has no __index__
+        return int(k)
+    try:
+        return operator.index(k)
+    except TypeError:
+        pass
+    if isinstance(k, numbers.Real):
+        value = float(k)
+        if value.is_integer():  # 2.0 works, as in numpy; inf and nan do not
+            return int(value)
+        raise TypeError(f"k must be an integer, got {type(k).__name__} {k!r}")
+    raise TypeError(f"k must be an integer, got {type(k).__name__}")
+
+
+def onnx_k(k: Any) -> int:
+    """ONNX's k: an integer, or an integer tensor of one element."""
+    if isinstance(k, (bool, np.bool_)):
+        raise TypeError("k must be an integer, got bool (upper= sets the triangle)")
+    if isinstance(k, _ndarray):
+        if k.size != 1 or k.ndim > 1 or k.dtype.kind not in "iu":
+            raise TypeError(
+                "k must be an integer or a one-element integer array, got an "
+                f"array of shape {k.shape} and dtype {k.dtype}"
+            )
+        return int(k.reshape(())[()])
+    try:
+        return operator.index(k)
+    except TypeError:
+        raise TypeError(f"k must be an integer, got {type(k).__name__}") from None
+
+
+def onnx_upper(upper: Any) -> bool:
+    """ONNX's upper attribute: a bool, or the int 0 or 1."""
+    if upper is True or upper is False:
+        return upper
+    if isinstance(upper, np.bool_):
+        return bool(upper)
+    try:
+        value = operator.index(upper)
+    except TypeError:
+        raise TypeError(
+            f"upper must be a bool or 0/1, got {type(upper).__name__}"
+        ) from None
+    if value not in (0, 1):
+        raise ValueError(f"upper must be a bool or 0/1, got {value}")
+    return bool(value)
+
+
+# --- the input ------------------------------------------------------------------
+
+_ONNX_KINDS = {
+    "b": (1,),
+    "i": (1, 2, 4, 8),
+    "u": (1, 2, 4, 8),
+    "f": (2, 4, 8),
+    "c": (8, 16),
+}
+_onnx_type_cache: dict[np.dtype, bool] = {}
+
+
+def onnx_type(dtype: np.dtype) -> None:
+    """Raise unless dtype is one of the 16 types of Trilu's type constraint
+    (strings in any form; bfloat16 recognised without importing ml_dtypes)."""
+    ok = _onnx_type_cache.get(dtype)
+    if ok is None:
+        if dtype.kind in "OUST":
+            ok = True
+        elif dtype.kind in _ONNX_KINDS:
+            ok = dtype.itemsize in _ONNX_KINDS[dtype.kind]
+        else:
+            ok = dtype.type.__name__ == "bfloat16" and dtype.itemsize == 2
+        _onnx_type_cache[dtype] = ok
+    if not ok:
+        raise TypeError(
+            f"input has dtype {dtype}, which is not in Trilu's type constraint "
+            "(bool, int8-64, uint8-64, float16/32/64, bfloat16, complex64/128, "
+            "string)"
+        )
+
+
+def rank(shape: tuple[Any, ...], onnx: bool) -> None:
+    """Raise for a rank the operation cannot take: below 2 for ONNX (the
+    spec), 0 for numpy (a 1-D input is the rows of a square matrix)."""
+    if onnx and len(shape) < 2:
+        raise ValueError(f"input must have at least 2 dimensions, got shape {shape}")
+    if not shape:  # numpy's exception type, with what is needed
+        raise TypeError(
+            "m must be an array of at least 1 dimension (the rows of a square "
+            "matrix) or 2 (a matrix or a batch of them), got a 0-D array"
+        )
+
+
+def result_dtype(dtype: np.dtype) -> np.dtype:
+    """numpy's result dtype, as its ``where`` finds it: native byte order,
+    structured dtypes packed, a number's metadata dropped."""
+    if dtype.isnative and dtype.names is None and dtype.metadata is None:
+        return dtype
+    rdtype: np.dtype = np.result_type(dtype, dtype)
+    return rdtype
+
+
+# --- out= and order= ----------------------------------------------------------------
+
+
+def out(out: Any, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    """Raise unless out can take a result of this shape and dtype (its
+    memory, read-only or overlapping, is the kernel's to check)."""
+    if not isinstance(out, _ndarray):
+        raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
+    if out.shape != shape:
+        raise ValueError(f"out has shape {out.shape}, but the result has shape {shape}")
+    if out.dtype != dtype and not np.can_cast(dtype, out.dtype, "equiv"):
+        raise TypeError(f"out has dtype {out.dtype}, but the result has dtype {dtype}")
+
+
+def order(order: Any) -> None:
+    """numpy's memory orders, or None for numpy.triu's own layout."""
+    if order is not None and order not in ("K", "A", "C", "F"):
+        raise ValueError(
+            f"order must be one of 'K', 'A', 'C', 'F' or None, got {order!r}"
+        )
+
+
+def numpy_only(cls: type, out: Any, order: Any) -> None:
+    """out= and order= are for numpy results: refused for another library's."""
+    for name, value in (("out", out), ("order", order)):
+        if value is not None:
+            raise TypeError(f"{name}= needs a numpy array input, got {cls.__name__}")
