@@ -64,7 +64,7 @@ def test_recycled_block_fully_rewritten(order: str, dtype: type) -> None:
     del stale
     gc.collect()
     # results whose kept part is large enough for the spare block (a mostly
-    # zero one comes from zero pages: see test_bands.py)
+    # zero one comes from zero pages: see kernel/test_bands.py)
     for upper, k in ((False, 3), (True, 700), (False, -300)):
         x = np.asarray(rng.random(SHAPE).astype(dtype), order=order)
         got = (trilu.triu if upper else trilu.tril)(x, k)

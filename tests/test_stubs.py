@@ -14,7 +14,7 @@ import subprocess
 import sys
 from importlib.resources import files
 
-from _cases import need
+import pytest
 
 import trilu
 from trilu import _kernel
@@ -28,7 +28,7 @@ trilu._kernel.__test__
 
 def test_stubtest(tmp_path) -> None:
     """stubtest finds no difference between the stubs and the runtime."""
-    need("mypy.stubtest")
+    pytest.importorskip("mypy.stubtest")
     allowlist = tmp_path / "allowlist.txt"
     allowlist.write_text(ALLOWLIST)
     proc = subprocess.run(
