@@ -1,4 +1,7 @@
-"""trilu.onnx.Trilu: the op in onnx's ReferenceEvaluator, and mlprodict's surface."""
+"""trilu.onnx.Trilu: the op in onnx's ReferenceEvaluator, and mlprodict's surface.
+
+onnx's own Trilu node tests run through the op in test_onnx_spec.py.
+"""
 
 from __future__ import annotations
 
