@@ -13,6 +13,7 @@ In place, which is never streamed, is checked at the same sizes.
 from __future__ import annotations
 
 import gc
+import weakref
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -74,10 +75,8 @@ def results(
     # zeroed pages, only the kept part written), then one over the block of
     # the result just freed, stale bytes and all.
     trilu.triu(np.ones((1024, 1024)))  # freed at once: the kept block is 8 MiB
-    gc.collect()
     yield "fresh", f(x, k)
-    gc.collect()
-    yield "recycled", f(x, k)
+    yield "recycled", f(x, k)  # check() saw the fresh one freed
     yield "out", f(x, k, out=garbage_like(x, 0, buf))
     yield "unaligned out", f(x, k, out=garbage_like(x, 1, buf))
     for offset in (0, 1):
@@ -92,6 +91,7 @@ def check(dtype: np.dtype, shape: tuple[int, ...], fortran: bool = False) -> Non
     x = make(dtype, shape, fortran)
     before = x.tobytes()
     buf = np.empty(x.nbytes + 1, np.uint8)
+    gc.collect()  # earlier tests' garbage freed now, not between the calls below
     for k, upper in K_UPPER:
         expected = numpy_oracle(x, k, upper)
         for mode, got in results(func(upper), x, k, buf):
@@ -100,7 +100,10 @@ def check(dtype: np.dtype, shape: tuple[int, ...], fortran: bool = False) -> Non
             except AssertionError as e:
                 raise AssertionError(f"{mode}, k={k}, upper={upper}: {e}") from None
             assert got.flags.f_contiguous == fortran
+            result = weakref.ref(got)
             del got
+            # a fresh result is freed here, at once: the next call recycles it
+            assert "in place" in mode or result() is None, mode
     assert x.tobytes() == before
 
 
