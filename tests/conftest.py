@@ -1,7 +1,9 @@
 """Shared fixtures, and the helpers in ``tests/_cases.py`` made importable.
 
 pytest runs with ``--import-mode=importlib``, which does not put the test
-directory on ``sys.path``; the helpers module is imported as ``_cases``.
+directory on ``sys.path``; the helpers module is imported as ``_cases``, also
+from ``tests/kernel/``, the kernel's white-box tests (the plan that
+``_kernel.explain`` reports), beside the contract tests here.
 """
 
 import sys

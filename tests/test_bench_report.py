@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cases import optional
 
 ROOT = Path(__file__).resolve().parent.parent
 REPORT = ROOT / "bench" / "report.py"
@@ -139,8 +138,7 @@ def test_committed_results_and_readme_agree() -> None:
 
 
 def test_plots(tmp_path: Path) -> None:
-    if optional("matplotlib") is None:
-        pytest.skip("matplotlib is not installed")
+    pytest.importorskip("matplotlib")
     report.plot_sweep([SWEEP, {**SWEEP, "seed": 4}], tmp_path / "sweep.png")
     grid = _result("grid", [_case("a", "grid", "fresh", numpy=5.0, copy=0.9),
                             _case("a", "grid", "inplace", torch=None)])  # fmt: skip

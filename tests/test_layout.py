@@ -22,7 +22,6 @@ from _cases import (
     layout,
     layout_ok,
     make,
-    need,
     numpy_oracle,
 )
 
@@ -209,7 +208,7 @@ def test_bad_order(order: Any, rng) -> None:
 
 def test_order_needs_numpy_input(rng) -> None:
     """order= is for numpy results: a dask array says so."""
-    da = need("dask.array")
+    da = pytest.importorskip("dask.array")
     dx = da.from_array(make(np.float64, (4, 4), rng), chunks=2)
     with pytest.raises(TypeError, match="order= needs a numpy array input"):
         trilu.triu(dx, order="F")
@@ -218,7 +217,7 @@ def test_order_needs_numpy_input(rng) -> None:
 def test_scipy_qr_under_the_patch(rng) -> None:
     """scipy.linalg.qr's R under trilu.patched() is numpy's, layout included,
     so a complex R views as float64 (its last axis contiguous)."""
-    linalg = need("scipy.linalg")
+    linalg = pytest.importorskip("scipy.linalg")
     a = np.asfortranarray(
         rng.standard_normal((6, 4)) + 1j * rng.standard_normal((6, 4))
     )

@@ -57,14 +57,14 @@ def test_large_results_use_the_handler() -> None:
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_recycled_block_fully_rewritten(order: str, dtype: type) -> None:
     """A freed result's block comes back for the next one, which is exact."""
+    gc.collect()  # earlier tests' garbage freed now, not between the calls below
     rng = np.random.default_rng(0)
     first = np.asarray(rng.random(SHAPE).astype(dtype), order=order)
     stale = trilu.triu(first, -5)  # nonzero almost everywhere
     where = address(stale)
-    del stale
-    gc.collect()
+    del stale  # freed at once (no cycle): its block is the spare one
     # results whose kept part is large enough for the spare block (a mostly
-    # zero one comes from zero pages: see test_bands.py)
+    # zero one comes from zero pages: see kernel/test_bands.py)
     for upper, k in ((False, 3), (True, 700), (False, -300)):
         x = np.asarray(rng.random(SHAPE).astype(dtype), order=order)
         got = (trilu.triu if upper else trilu.tril)(x, k)
@@ -74,7 +74,6 @@ def test_recycled_block_fully_rewritten(order: str, dtype: type) -> None:
         assert_same(got, expected)
         assert got.strides == expected.strides
         del got
-        gc.collect()
 
 
 def test_live_result_never_reused() -> None:

@@ -24,7 +24,6 @@ from _cases import (
     layout,
     layout_ok,
     make,
-    need,
     numpy_oracle,
     run_python,
     snapshot,
@@ -469,7 +468,7 @@ def test_result_is_new_memory(rng) -> None:
 @pytest.mark.parametrize("upper", [True, False], ids=["triu", "tril"])
 def test_dask_array(upper: bool, rng) -> None:
     """A dask array gives a dask array with numpy's values (README: foreign arrays)."""
-    da = need("dask.array")
+    da = pytest.importorskip("dask.array")
     x = make(np.float64, (2, 6, 7), rng)
     dx = da.from_array(x, chunks=(1, 4, 3))
     got = func(upper)(dx, 1)

@@ -10,7 +10,6 @@ import re
 from pathlib import Path
 
 import pytest
-from _cases import need
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 BLOCKS = re.findall(
@@ -32,28 +31,16 @@ def imported_modules(code: str) -> list[str]:
     return [name for name in names if name.partition(".")[0] != "trilu"]
 
 
-def test_imported_modules() -> None:
-    """Both kinds of block: every import form is found, trilu's are not."""
-    plain = "import numpy as np, dask.array as da\nfrom onnx.reference import R\n"
-    assert imported_modules(plain + "from trilu.onnx import Trilu\n") == [
-        "numpy",
-        "dask.array",
-        "onnx.reference",
-    ]
-    doc = ">>> import ml_dtypes, trilu\n>>> from trilu import triu\n>>> 1\n1\n"
-    assert imported_modules(doc) == ["ml_dtypes"]
-
-
 @pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
 def test_readme_example(code: str) -> None:
     """>>> blocks are doctests; other blocks must run, and each `print(...)  #
     value` line must print that value.
 
     A block that imports an optional package (onnx, dask) skips where that may
-    be missing, as the tests of that package do (see _cases.optional).
+    be missing, as the tests of that package do.
     """
     for name in imported_modules(code):
-        need(name)
+        pytest.importorskip(name)
     if ">>>" in code:
         test = doctest.DocTestParser().get_doctest(code, {}, "README", str(README), 0)
         runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)

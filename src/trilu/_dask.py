@@ -48,11 +48,11 @@ def _cut(block: Any, k: int, upper: bool, onnx: bool) -> Any:
     elsewhere. On one thread, as dask runs blocks in parallel, unless the
     count was chosen for trilu (``_threads.chosen``); the cap is this
     thread's alone."""
-    if type(block) is not np.ndarray:
-        return _route.numpy_function(upper)(block, k)
     cap = _kernel.cap_threads(0 if _threads.chosen else 1)
     try:
-        return _route.triangle(block, k, upper, None, None, onnx)
+        if not isinstance(block, np.ndarray):
+            return _route.numpy_function(upper)(block, k)
+        return _route.triangle(np.asarray(block), k, upper, None, None, onnx)
     finally:
         _kernel.cap_threads(cap)
 
