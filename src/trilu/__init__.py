@@ -9,6 +9,13 @@ array([[1, 2, 3],
 
 from . import _threadpoolctl
 from ._api import get_num_threads, set_num_threads, tril, trilu, triu
+from ._indices import (
+    tri,
+    tril_indices,
+    tril_indices_from,
+    triu_indices,
+    triu_indices_from,
+)
 from ._numpy_patch import patched, restore_numpy, use_in_numpy
 from ._version import __version__
 
@@ -18,9 +25,14 @@ __all__ = [
     "patched",
     "restore_numpy",
     "set_num_threads",
+    "tri",
     "tril",
+    "tril_indices",
+    "tril_indices_from",
     "trilu",
     "triu",
+    "triu_indices",
+    "triu_indices_from",
     "use_in_numpy",
 ]
 
