@@ -27,7 +27,7 @@ _np_tril_indices_from = np.tril_indices_from
 
 # Exact ints: within these bounds numpy's own arithmetic on them (-k, m - k,
 # k - 1, in int64) is exact, so the kernel's answer is numpy's.
-_INT_TYPES = (int, np.intp, np.int64)
+_INT_TYPES: tuple[type, ...] = (int, np.intp, np.int64)
 _LIMIT = 1 << 62
 
 
