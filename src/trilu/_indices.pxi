@@ -11,6 +11,7 @@
 # tri's ones and zeros as the byte patterns of numpy's own cast of True and
 # False.
 
+from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
 from cpython.ref cimport Py_INCREF
 
 
@@ -119,6 +120,18 @@ cdef void tri_write(char *d, Py_ssize_t n, Py_ssize_t m, Py_ssize_t k,
         tri_rows(<any_width *>NULL, d, n, m, k, w, one, zeroed)
 
 
+cdef void tri_stream(char *d, const char *ones, Py_ssize_t n, Py_ssize_t m,
+                     Py_ssize_t k, Py_ssize_t w, bint zeroed) noexcept nogil:
+    """Rows copied from a row of ones with streaming stores (_stream.h),
+    zeros after; where the block is zero already, only the ones."""
+    cdef Py_ssize_t i, lo, hi
+    for i in range(n):
+        kept_cols(False, k, m, i, &lo, &hi)
+        trilu_stream_row(d, ones, 0, hi * w, hi * w if zeroed else m * w)
+        d += m * w
+    trilu_stream_fence()
+
+
 def tri(Py_ssize_t n, Py_ssize_t m, object k, cnp.dtype descr, bytes one):
     """``numpy.tri(n, m, k, descr)`` for n, m >= 0 and a dtype of plain bytes
     whose zero is all zero bytes; `one` is the bytes of numpy's cast of True."""
@@ -126,20 +139,33 @@ def tri(Py_ssize_t n, Py_ssize_t m, object k, cnp.dtype descr, bytes one):
     cdef Py_ssize_t kk = clamp(k, n, m), w = descr.itemsize
     cdef Py_ssize_t size = n * m * w
     cdef const char *pattern = one
-    cdef bint zeroed = size >= <Py_ssize_t>TRILU_CALLOC_MIN and not (
-        _recycler is not None and trilu_spare_fits(size))
-    cdef cnp.ndarray out
-    cdef char *d
-    dims[0] = n
-    dims[1] = m
     # From 32 MiB malloc maps fresh pages, which calloc gives as zeros for
     # free: only the ones are written, unless a freed block of the size is
     # there to reuse without a fault.
+    cdef bint zeroed = size >= <Py_ssize_t>TRILU_CALLOC_MIN and not (
+        _recycler is not None and trilu_spare_fits(size))
+    # Results that outgrow the last-level cache are streamed from a row of
+    # ones, when that row is small beside the result (a tenth at most).
+    cdef bint stream = (TRILU_STREAM and size >= STREAM_MIN_BYTES
+                        and n >= 10)
+    cdef cnp.ndarray out
+    cdef char *d
+    cdef char *ones
+    dims[0] = n
+    dims[1] = m
     out = new_index_result(2, dims, descr, size, zeroed)
     if size == 0:
         return out
     d = cnp.PyArray_BYTES(out)
-    if size >= NOGIL_MIN_BYTES:
+    if stream:
+        ones = <char *>PyMem_RawMalloc(m * w)
+        if ones == NULL:
+            raise MemoryError()
+        with nogil:
+            tri_rows(<any_width *>NULL, ones, 1, m, m, w, pattern, True)
+            tri_stream(d, ones, n, m, kk, w, zeroed)
+        PyMem_RawFree(ones)
+    elif size >= NOGIL_MIN_BYTES:
         with nogil:
             tri_write(d, n, m, kk, w, pattern, zeroed)
     else:
