@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import gc
 import sys
 import tracemalloc
@@ -33,7 +34,6 @@ from bench import (
     environment,
     fmt_ratio,
     fmt_time,
-    machine,
     measure,
     median,
     ratio,
@@ -59,9 +59,7 @@ CASES: list[tuple[str, tuple[Any, ...]]] = [
 
 
 def label(op: str, args: tuple[Any, ...]) -> str:
-    shown = [
-        a.__name__ if isinstance(a, type) else repr(a) for a in args
-    ]
+    shown = [a.__name__ if isinstance(a, type) else repr(a) for a in args]
     return f"{op}({', '.join(shown)})"
 
 
@@ -95,17 +93,13 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|")
     cases = []
     for op, call in CASES:
-        ours, theirs = getattr(trilu, op), NP[op]
-        times = measure(
-            {"trilu": lambda: ours(*call), "numpy": lambda: theirs(*call)},
-            rounds,
-            min_sample,
-        )
-        peaks = {
-            "trilu": peak_ratio(lambda: ours(*call)),
-            "numpy": peak_ratio(lambda: theirs(*call)),
+        fns = {
+            "trilu": functools.partial(getattr(trilu, op), *call),
+            "numpy": functools.partial(NP[op], *call),
         }
-        result = ours(*call)
+        times = measure(fns, rounds, min_sample)
+        peaks = {name: peak_ratio(fn) for name, fn in fns.items()}
+        result = fns["trilu"]()
         arrays = result if isinstance(result, tuple) else (result,)
         name = label(op, call)
         print(

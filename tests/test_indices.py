@@ -23,7 +23,13 @@ from _cases import assert_same, need, optional
 import trilu
 from trilu import _indices
 
-NAMES = ["tri", "triu_indices", "tril_indices", "triu_indices_from", "tril_indices_from"]
+NAMES = [
+    "tri",
+    "triu_indices",
+    "tril_indices",
+    "triu_indices_from",
+    "tril_indices_from",
+]
 # numpy's own functions, whatever a test does to numpy's namespace
 NP = {name: getattr(np, name) for name in NAMES}
 NP_TRIU = np.triu
@@ -52,12 +58,14 @@ def assert_exact(got: Any, exp: Any) -> None:
     """got is exp: a tuple of arrays or an array, each a fresh base ndarray with
     numpy's dtype (byte order and metadata too), strides, flags and bytes."""
     if isinstance(exp, tuple):
-        assert type(got) is tuple and len(got) == len(exp)
-        for g, e in zip(got, exp):
+        assert type(got) is tuple
+        assert len(got) == len(exp)
+        for g, e in zip(got, exp, strict=True):
             assert_exact(g, e)
         return
     assert type(got) is np.ndarray, type(got)
-    assert got.dtype.str == exp.dtype.str and got.dtype == exp.dtype
+    assert got.dtype.str == exp.dtype.str
+    assert got.dtype == exp.dtype
     assert got.dtype.metadata == exp.dtype.metadata
     assert got.strides == exp.strides, (got.strides, exp.strides)
     assert (got.base is None) == (exp.base is None)
@@ -65,7 +73,8 @@ def assert_exact(got: Any, exp: Any) -> None:
         assert got.flags[flag] == exp.flags[flag], flag
     if exp.dtype.char in "gG":
         # long double: numpy's cast leaves the padding bytes as they were
-        assert got.shape == exp.shape and np.array_equal(got, exp)
+        assert got.shape == exp.shape
+        assert np.array_equal(got, exp)
         return
     assert_same(got, exp)
 
@@ -121,8 +130,8 @@ def test_tri_grid() -> None:
 
 @pytest.mark.parametrize("name", ["triu_indices_from", "tril_indices_from"])
 def test_from_grid(name: str) -> None:
-    for n in range(0, 9):
-        for m in range(0, 9):
+    for n in range(9):
+        for m in range(9):
             arr = np.empty((n, m), dtype=np.float32)
             for k in ks(n, m):
                 assert_exact(getattr(trilu, name)(arr, k), NP[name](arr, k))
@@ -177,7 +186,9 @@ def test_tri_plain_dtypes(dtype: np.dtype) -> None:
         assert_exact(trilu.tri(n, m, k, dtype.type), NP["tri"](n, m, k, dtype.type))
 
 
-@pytest.mark.parametrize("dtype", OTHER_DTYPES, ids=lambda d: _id(d) if not isinstance(d, list) else "fields")
+@pytest.mark.parametrize(
+    "dtype", OTHER_DTYPES, ids=lambda d: _id(d) if not isinstance(d, list) else "fields"
+)
 def test_tri_other_dtypes(dtype: Any) -> None:
     """numpy's cast of its bool mask: 'True'/'False' for strings, True/False
     objects, 1 day for datetimes; dtypes that hold these come from numpy."""
@@ -188,7 +199,8 @@ def test_tri_other_dtypes(dtype: Any) -> None:
 
 def test_tri_object_elements_are_bools() -> None:
     got = trilu.tri(2, dtype=object)
-    assert got[0, 0] is True and got[0, 1] is False
+    assert got[0, 0] is True
+    assert got[0, 1] is False
 
 
 def test_tri_like() -> None:
@@ -268,7 +280,14 @@ def test_signatures_are_numpy_s() -> None:
 
 def test_widths_and_layouts_of_tri() -> None:
     """Every element width, past a NOGIL_MIN_BYTES call, rows of any length."""
-    for dtype in (np.bool_, np.int16, np.float32, np.float64, np.complex128, np.clongdouble):
+    for dtype in (
+        np.bool_,
+        np.int16,
+        np.float32,
+        np.float64,
+        np.complex128,
+        np.clongdouble,
+    ):
         for n, m, k in [(130, 70, 3), (70, 130, -5), (257, 257, 0), (1, 3000, 1500)]:
             assert_exact(trilu.tri(n, m, k, dtype), NP["tri"](n, m, k, dtype))
 
@@ -296,7 +315,9 @@ def test_large_tri_fresh_and_recycled(n: int) -> None:
 
 
 @pytest.mark.parametrize("name", ["triu_indices", "tril_indices"])
-@pytest.mark.parametrize(("n", "k", "m"), [(2100, 0, None), (2100, -7, 2300), (1200, 3, 1700)])
+@pytest.mark.parametrize(
+    ("n", "k", "m"), [(2100, 0, None), (2100, -7, 2300), (1200, 3, 1700)]
+)
 def test_large_indices_streamed_and_recycled(name: str, n: int, k: int, m: Any) -> None:
     """Both arrays past 32 MiB are streamed; the first, from a spare block of
     stale bytes, is rewritten whole."""
@@ -355,7 +376,12 @@ def test_result_independent_of_threads() -> None:
 
 # --- numpy's own tests, run against trilu's functions -----------------------------------
 
-NUMPY_CLASSES = ["TestTri", "TestTriuIndices", "TestTrilIndicesFrom", "TestTriuIndicesFrom"]
+NUMPY_CLASSES = [
+    "TestTri",
+    "TestTriuIndices",
+    "TestTrilIndicesFrom",
+    "TestTriuIndicesFrom",
+]
 
 
 @pytest.mark.parametrize("cls", NUMPY_CLASSES)
@@ -401,7 +427,8 @@ def test_patch_covers_the_family() -> None:
 def test_patch_round_trip_of_the_family() -> None:
     trilu.use_in_numpy()
     try:
-        assert np.tri is trilu.tri and np.tril_indices_from is trilu.tril_indices_from
+        assert np.tri is trilu.tri
+        assert np.tril_indices_from is trilu.tril_indices_from
     finally:
         trilu.restore_numpy()
     for name in NAMES:

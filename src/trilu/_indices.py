@@ -90,7 +90,9 @@ def _tri_dtype(dtype: Any) -> tuple[np.dtype, bytes] | None:
     return found
 
 
-def tri(N: Any, M: Any = None, k: Any = 0, dtype: Any = float, *, like: Any = None) -> Any:
+def tri(
+    N: Any, M: Any = None, k: Any = 0, dtype: Any = float, *, like: Any = None
+) -> Any:
     """An array with ones at and below the k-th diagonal: ``numpy.tri``, bit
     for bit.
 
@@ -135,12 +137,12 @@ def tri(N: Any, M: Any = None, k: Any = 0, dtype: Any = float, *, like: Any = No
            [1, 1, 1, 1, 0],
            [1, 1, 1, 1, 1]])
     """
-    if like is None and (sizes := _sizes(N, M, k)) is not None:
-        if (plain := _tri_dtype(dtype)) is not None:
-            try:
-                return _kernel.tri(*sizes, *plain)
-            except MemoryError:  # numpy fails first on its mask, or not at all
-                pass
+    sizes = _sizes(N, M, k) if like is None else None
+    if sizes is not None and (plain := _tri_dtype(dtype)) is not None:
+        try:
+            return _kernel.tri(*sizes, *plain)
+        except MemoryError:  # numpy fails first on its mask, or not at all
+            pass
     return _np_tri(N, M, k, dtype, like=like)
 
 
