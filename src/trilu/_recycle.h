@@ -5,8 +5,9 @@
  * of a fresh 2048x2048 float64 triu, twice the copying itself. Smaller blocks
  * come from malloc's heap, and come back without faults only while nothing
  * else has taken the freed space. trilu allocates results of 4 MiB or more
- * through this handler, whose free keeps the last block freed (one block, at
- * most 256 MiB) for the next result of the same size. A block of 64 MiB or
+ * through this handler, whose free keeps the last two blocks freed (each at
+ * most 256 MiB; two for results made in pairs, as triu_indices' rows and
+ * columns) for the next results of the same sizes. A block of 64 MiB or
  * more is first given to madvise(MADV_FREE): the kernel takes its pages back
  * whenever it needs memory, and until it does, reusing them costs no fault.
  * A smaller block is simply held, as glibc holds up to 64 MiB of freed heap
