@@ -72,22 +72,29 @@ def test_kernel_names_match_stub() -> None:
         "set_num_threads",
         "get_num_threads",
         "cap_threads",
+        "tri",
+        "triangle_indices",
     }
     assert public >= names
     assert public - names <= {"np", "cnp", "os"}
 
 
 def test_public_api() -> None:
-    """trilu exports the eight functions and __version__, with their signatures."""
+    """trilu exports the thirteen functions and __version__, with their signatures."""
     assert set(trilu.__all__) == {
         "__version__",
         "get_num_threads",
         "patched",
         "restore_numpy",
         "set_num_threads",
+        "tri",
         "tril",
+        "tril_indices",
+        "tril_indices_from",
         "trilu",
         "triu",
+        "triu_indices",
+        "triu_indices_from",
         "use_in_numpy",
     }
     P = inspect.Parameter

@@ -10,6 +10,13 @@ array([[1, 2, 3],
 from typing import TYPE_CHECKING, Any
 
 from . import _threadpoolctl
+from ._indices import (
+    tri,
+    tril_indices,
+    tril_indices_from,
+    triu_indices,
+    triu_indices_from,
+)
 from ._numpy_patch import patched, restore_numpy, use_in_numpy
 from ._threads import get_num_threads, set_num_threads
 from ._version import __version__
@@ -120,9 +127,14 @@ __all__ = [
     "patched",
     "restore_numpy",
     "set_num_threads",
+    "tri",
     "tril",
+    "tril_indices",
+    "tril_indices_from",
     "trilu",
     "triu",
+    "triu_indices",
+    "triu_indices_from",
     "use_in_numpy",
 ]
 

@@ -1448,3 +1448,6 @@ def explain(cnp.ndarray src not None, object k, bint upper, cnp.ndarray out=None
         threads=thread_count(work_bytes(&job, nb),
                              nb if job.method == MATRICES else nb * job.rows))
     return info
+
+
+include "_indices.pxi"

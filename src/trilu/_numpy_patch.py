@@ -1,10 +1,14 @@
-"""Put trilu's triu and tril in numpy's namespace, and take them out again.
+"""Put trilu's functions in numpy's namespace, and take them out again.
 
 Nothing happens at import: the patch is an explicit switch, as Intel's
-``mkl_umath.use_in_numpy()``. It replaces the attributes ``numpy.triu`` and
-``numpy.tril``, so it reaches every call that looks the name up in numpy's
-namespace when it runs (``np.triu(a)``, ``numpy.tril(a)``), in any module,
-but not a name bound before the patch (``from numpy import triu``).
+``mkl_umath.use_in_numpy()``. It replaces the attributes ``numpy.triu``,
+``numpy.tril`` and the index family (``numpy.tri``, ``numpy.triu_indices``,
+``numpy.tril_indices``, ``numpy.triu_indices_from``,
+``numpy.tril_indices_from``), so it reaches every call that looks the name up
+in numpy's namespace when it runs (``np.triu(a)``, ``numpy.tril(a)``), in any
+module, but not a name bound before the patch (``from numpy import triu``).
+numpy's own functions call each other by their module's names, which the
+patch leaves alone.
 """
 
 from __future__ import annotations
@@ -16,8 +20,18 @@ from typing import Any
 
 import numpy as np
 
-from . import _api
+from . import _api, _indices
 
+# numpy's name -> trilu's function
+_FUNCTIONS = {
+    "triu": _api.triu,
+    "tril": _api.tril,
+    "tri": _indices.tri,
+    "triu_indices": _indices.triu_indices,
+    "tril_indices": _indices.tril_indices,
+    "triu_indices_from": _indices.triu_indices_from,
+    "tril_indices_from": _indices.tril_indices_from,
+}
 _lock = allocate_lock()
 # numpy's functions as they were when the patch went on; empty while it is off
 _saved: dict[str, Any] = {}
@@ -25,7 +39,10 @@ _saved: dict[str, Any] = {}
 
 def use_in_numpy() -> None:
     """Make ``numpy.triu`` and ``numpy.tril`` trilu's :func:`~trilu.triu` and
-    :func:`~trilu.tril`, for the whole process, until :func:`restore_numpy`.
+    :func:`~trilu.tril`, and numpy's ``tri``, ``triu_indices``,
+    ``tril_indices``, ``triu_indices_from`` and ``tril_indices_from`` trilu's
+    functions of those names, for the whole process, until
+    :func:`restore_numpy`.
 
     Only lookups of the names in numpy's namespace made after this call are
     reached: a name bound earlier with ``from numpy import triu`` keeps numpy's
@@ -50,14 +67,14 @@ def use_in_numpy() -> None:
     with _lock:
         if _saved:
             return
-        _saved.update(triu=np.triu, tril=np.tril)
-        np.triu = _api.triu
-        np.tril = _api.tril
+        _saved.update({name: getattr(np, name) for name in _FUNCTIONS})
+        for name, function in _FUNCTIONS.items():
+            setattr(np, name, function)
 
 
 def restore_numpy() -> None:
-    """Put back exactly the ``numpy.triu`` and ``numpy.tril`` that
-    :func:`use_in_numpy` replaced; nothing happens if the patch is off.
+    """Put back exactly the numpy functions that :func:`use_in_numpy`
+    replaced; nothing happens if the patch is off.
 
     Examples
     --------
@@ -71,8 +88,8 @@ def restore_numpy() -> None:
     with _lock:
         if not _saved:
             return
-        np.triu = _saved.pop("triu")
-        np.tril = _saved.pop("tril")
+        for name in _FUNCTIONS:
+            setattr(np, name, _saved.pop(name))
 
 
 def is_patched() -> bool:

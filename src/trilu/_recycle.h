@@ -5,8 +5,9 @@
  * of a fresh 2048x2048 float64 triu, twice the copying itself. Smaller blocks
  * come from malloc's heap, and come back without faults only while nothing
  * else has taken the freed space. trilu allocates results of 4 MiB or more
- * through this handler, whose free keeps the last block freed (one block, at
- * most 256 MiB) for the next result of the same size. A block of 64 MiB or
+ * through this handler, whose free keeps the last two blocks freed (each at
+ * most 256 MiB; two for results made in pairs, as triu_indices' rows and
+ * columns) for the next results of the same sizes. A block of 64 MiB or
  * more is first given to madvise(MADV_FREE): the kernel takes its pages back
  * whenever it needs memory, and until it does, reusing them costs no fault.
  * A smaller block is simply held, as glibc holds up to 64 MiB of freed heap
@@ -43,10 +44,15 @@
 
 #if TRILU_RECYCLE
 
+/* Spare blocks kept: two, for results made in pairs (triu_indices' rows and
+ * columns), which are freed together. */
+#define TRILU_SPARES 2
+
 static struct {
     char lock;                 /* a spin lock, held for a few instructions */
-    void *block;               /* the spare block, or NULL */
-    size_t size;
+    void *block[TRILU_SPARES]; /* the spare blocks, or NULL */
+    size_t size[TRILU_SPARES];
+    int next;                  /* the slot the next freed block takes */
     int hugepages;             /* numpy's madvise_hugepage setting */
     size_t page;               /* the OS's page size */
 } trilu_spare;
@@ -79,7 +85,11 @@ static void trilu_advise_hugepages(void *p, size_t size)
 /* The spare block has this size (the spin lock held). */
 static int trilu_spare_is(size_t size)
 {
-    return trilu_spare.block != NULL && trilu_spare.size == size;
+    int t;
+    for (t = 0; t < TRILU_SPARES; t++)
+        if (trilu_spare.block[t] != NULL && trilu_spare.size[t] == size)
+            return t;
+    return -1;
 }
 
 /* Whether the spare block has this size (the next malloc of it may take it,
@@ -88,7 +98,7 @@ static int trilu_spare_fits(size_t size)
 {
     int fits;
     trilu_spare_lock();
-    fits = trilu_spare_is(size);
+    fits = trilu_spare_is(size) >= 0;
     trilu_spare_unlock();
     return fits;
 }
@@ -96,11 +106,12 @@ static int trilu_spare_fits(size_t size)
 static void *trilu_malloc(void *ctx, size_t size)
 {
     void *p = NULL;
+    int t;
     (void)ctx;
     trilu_spare_lock();
-    if (trilu_spare_is(size)) {
-        p = trilu_spare.block;
-        trilu_spare.block = NULL;
+    if ((t = trilu_spare_is(size)) >= 0) {
+        p = trilu_spare.block[t];
+        trilu_spare.block[t] = NULL;
     }
     trilu_spare_unlock();
     if (p != NULL)
@@ -135,6 +146,7 @@ static void trilu_free(void *ctx, void *ptr, size_t size)
     uintptr_t start = ((uintptr_t)ptr + page - 1) / page * page;
     uintptr_t stop = ((uintptr_t)ptr + size) / page * page;
     void *old;
+    int t;
     (void)ctx;
     if (ptr == NULL || size < TRILU_RECYCLE_MIN || size > TRILU_RECYCLE_MAX
             || (size >= TRILU_LAZYFREE_MIN
@@ -143,9 +155,12 @@ static void trilu_free(void *ctx, void *ptr, size_t size)
         return;
     }
     trilu_spare_lock();
-    old = trilu_spare.block;
-    trilu_spare.block = ptr;
-    trilu_spare.size = size;
+    t = trilu_spare.block[0] == NULL ? 0 : trilu_spare.block[1] == NULL ? 1
+        : trilu_spare.next;
+    old = trilu_spare.block[t];
+    trilu_spare.block[t] = ptr;
+    trilu_spare.size[t] = size;
+    trilu_spare.next = 1 - t;
     trilu_spare_unlock();
     free(old);
 }

@@ -22,11 +22,17 @@ except ImportError:  # numpy 1.26
     _numpy_impl = importlib.import_module("numpy.lib.twodim_base")
 
 
+def numpy_original(name: str) -> Any:
+    """numpy's own function of this name (triu, tri, triu_indices, ...), from
+    numpy's module, not its namespace, which trilu.use_in_numpy() changes:
+    what trilu hands to numpy never comes back to trilu."""
+    return getattr(_numpy_impl, name)
+
+
 def numpy_function(upper: bool) -> Any:
-    """numpy.triu or numpy.tril itself, from numpy's module (not its
-    namespace, which the patch changes): arrays of other libraries go there,
-    to their own code, and never back to trilu."""
-    return _numpy_impl.triu if upper else _numpy_impl.tril
+    """numpy.triu or numpy.tril itself: arrays of other libraries go there,
+    to their own code."""
+    return numpy_original("triu" if upper else "tril")
 
 
 def _keep_mask(rows: int, cols: int, k: int, upper: bool) -> np.ndarray:

@@ -1,0 +1,339 @@
+"""numpy's index family: ``tri``, ``triu_indices``, ``tril_indices`` and their
+``_from`` forms, bit for bit, without numpy's n x m mask.
+
+The kernel answers the common calls: sizes and ``k`` that are ints, and for
+``tri`` a numeric or bool dtype. Anything else (floats or bools as sizes,
+numpy scalars of other widths, 0-d arrays, ``like=``, strings, objects,
+datetimes) goes to numpy's own function, from numpy's module, which
+:func:`trilu.use_in_numpy` never replaces: it gives numpy's answer or numpy's
+error to the letter in every numpy version.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import _kernel, _route
+
+_ndarray = np.ndarray
+_Pair = Callable[..., tuple[np.ndarray, np.ndarray]]
+_np_tri: Callable[..., np.ndarray] = _route.numpy_original("tri")
+_np_triu_indices: _Pair = _route.numpy_original("triu_indices")
+_np_tril_indices: _Pair = _route.numpy_original("tril_indices")
+_np_triu_indices_from: _Pair = _route.numpy_original("triu_indices_from")
+_np_tril_indices_from: _Pair = _route.numpy_original("tril_indices_from")
+
+# Exact ints: within these bounds numpy's own arithmetic on them (-k, m - k,
+# k - 1, in int64) is exact, so the kernel's answer is numpy's.
+_INT_TYPES: tuple[type, ...] = (int, np.intp, np.int64)
+_LIMIT = 1 << 62
+
+
+def _memory() -> int:
+    """The machine's memory in bytes (or 2**40 where it cannot be read)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return 1 << 40
+
+
+# numpy's n x m bool mask (and its aranges of n and m) cannot be allocated
+# beyond the machine's memory: numpy raises MemoryError there, or ValueError
+# past the largest array, so numpy itself answers such sizes.
+_MEMORY = _memory()
+
+
+def _sizes(n: Any, m: Any, k: Any) -> tuple[int, int, int] | None:
+    """n, m (None: n) and k as the kernel takes them (n, m clamped to >= 0),
+    or None where numpy must answer."""
+    if m is None:
+        m = n
+    for x in (n, m, k):
+        if type(x) not in _INT_TYPES or not -_LIMIT < x < _LIMIT:
+            return None
+    rows, cols = max(int(n), 0), max(int(m), 0)
+    if max(rows, cols, rows * cols) > _MEMORY:
+        return None
+    return rows, cols, int(k)
+
+
+# The dtype argument -> (its dtype, numpy's cast of True to it), or None for
+# dtypes numpy fills itself (those are not bytes of a fixed pattern, or True
+# is not 1 in them). A dtype with metadata is never a key: it is equal to, and
+# hashes as, the same dtype without.
+_tri_dtypes: dict[Any, tuple[np.dtype, bytes] | None] = {}
+_PLAIN_CLASSES = {type(np.dtype(c)) for c in "?bhilqBHILQefdgFDG"}
+
+
+def _tri_dtype(dtype: Any) -> tuple[np.dtype, bytes] | None:
+    keyed = not (isinstance(dtype, np.dtype) and dtype.metadata is not None)
+    try:
+        if keyed:
+            return _tri_dtypes[dtype]
+    except (KeyError, TypeError):  # TypeError: unhashable (a field list)
+        pass
+    if not (dtype is None or isinstance(dtype, (type, str, np.dtype))):
+        return None
+    try:
+        descr = np.dtype(dtype)
+    except Exception:  # noqa: BLE001  (numpy raises its own error)
+        return None
+    found = None
+    if type(descr) in _PLAIN_CLASSES:
+        one = np.zeros(1, descr)  # long double's padding bytes stay zero
+        one[...] = np.True_
+        found = (descr, one.tobytes())
+    if keyed and descr.metadata is None:
+        _tri_dtypes[dtype] = found
+    return found
+
+
+def tri(
+    N: Any, M: Any = None, k: Any = 0, dtype: Any = float, *, like: Any = None
+) -> Any:
+    """An array with ones at and below the k-th diagonal: ``numpy.tri``, bit
+    for bit.
+
+    Element ``[i, j]`` is 1 where ``j <= i + k`` and 0 elsewhere, written
+    directly rather than cast from a broadcast comparison.
+
+    Parameters
+    ----------
+    N : int
+        Number of rows.
+    M : int, optional
+        Number of columns; `N` by default.
+    k : int, optional
+        The diagonal at and below which the array is filled: 0 (the default)
+        is the main diagonal, ``k < 0`` below it, ``k > 0`` above.
+    dtype : data-type, optional
+        The result's dtype, float64 by default. Strings, objects and
+        datetimes hold numpy's cast of True and False (``'True'``, ``True``).
+    like : array_like, optional
+        As in numpy: an array whose library makes the result.
+
+    Returns
+    -------
+    numpy.ndarray
+        The ``(N, M)`` array, C-ordered.
+
+    Raises
+    ------
+    TypeError, ValueError, OverflowError, MemoryError
+        Exactly where numpy raises them, with numpy's messages.
+
+    See Also
+    --------
+    tril_indices : The indices of the same triangle.
+    numpy.tri : numpy's function, which this one reproduces.
+
+    Examples
+    --------
+    >>> import trilu
+    >>> trilu.tri(3, 5, 2, dtype=int)
+    array([[1, 1, 1, 0, 0],
+           [1, 1, 1, 1, 0],
+           [1, 1, 1, 1, 1]])
+    """
+    sizes = _sizes(N, M, k) if like is None else None
+    if sizes is not None and (plain := _tri_dtype(dtype)) is not None:
+        try:
+            return _kernel.tri(*sizes, *plain)
+        except MemoryError:  # numpy fails first on its mask, or not at all
+            pass
+    return _np_tri(N, M, k, dtype, like=like)
+
+
+def _indices(n: Any, k: Any, m: Any, upper: bool) -> Any:
+    if (sizes := _sizes(n, m, k)) is not None:
+        rows, cols, kk = sizes
+        try:
+            return _kernel.triangle_indices(rows, cols, kk, upper)
+        except MemoryError:
+            pass
+    return (_np_triu_indices if upper else _np_tril_indices)(n, k, m)
+
+
+def triu_indices(n: Any, k: Any = 0, m: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """The indices of the upper triangle of an ``(n, m)`` array:
+    ``numpy.triu_indices``, bit for bit.
+
+    The pairs ``(i, j)`` with ``j - i >= k``, in row-major order, counted
+    directly rather than found in an n x m mask: the two index arrays are the
+    only memory the call takes.
+
+    Parameters
+    ----------
+    n : int
+        Number of rows of the arrays the indices are for.
+    k : int, optional
+        Diagonal offset, as in :func:`~trilu.triu`: 0 (the default) is the
+        main diagonal.
+    m : int, optional
+        Number of columns; `n` by default.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The row indices and the column indices, two 1-D ``intp`` arrays.
+
+    Raises
+    ------
+    TypeError, ValueError, OverflowError, MemoryError
+        Exactly where numpy raises them, with numpy's messages.
+
+    See Also
+    --------
+    tril_indices, triu_indices_from
+    numpy.triu_indices : numpy's function, which this one reproduces.
+
+    Examples
+    --------
+    >>> import trilu
+    >>> trilu.triu_indices(3)
+    (array([0, 0, 0, 1, 1, 2]), array([0, 1, 2, 1, 2, 2]))
+    >>> trilu.triu_indices(2, 1, 4)
+    (array([0, 0, 0, 1, 1]), array([1, 2, 3, 2, 3]))
+    """
+    return _indices(n, k, m, True)
+
+
+def tril_indices(n: Any, k: Any = 0, m: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """The indices of the lower triangle of an ``(n, m)`` array:
+    ``numpy.tril_indices``, bit for bit.
+
+    The pairs ``(i, j)`` with ``j - i <= k``, in row-major order; otherwise as
+    :func:`triu_indices`.
+
+    Parameters
+    ----------
+    n : int
+        Number of rows of the arrays the indices are for.
+    k : int, optional
+        Diagonal offset, as in :func:`~trilu.tril`: 0 (the default) is the
+        main diagonal.
+    m : int, optional
+        Number of columns; `n` by default.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The row indices and the column indices, two 1-D ``intp`` arrays.
+
+    Raises
+    ------
+    TypeError, ValueError, OverflowError, MemoryError
+        Exactly where numpy raises them, with numpy's messages.
+
+    See Also
+    --------
+    triu_indices, tril_indices_from
+    numpy.tril_indices : numpy's function, which this one reproduces.
+
+    Examples
+    --------
+    >>> import trilu
+    >>> trilu.tril_indices(3, -1)
+    (array([1, 2, 2]), array([0, 0, 1]))
+    """
+    return _indices(n, k, m, False)
+
+
+def _from(arr: Any, k: Any, upper: bool) -> Any:
+    if type(arr) is not _ndarray:
+        if type(arr).__module__.startswith("dask."):
+            name = "triu_indices_from" if upper else "tril_indices_from"
+            raise TypeError(
+                f"{name} takes a numpy array, got a dask array; pass its "
+                f"shape: trilu.{name[:-5]}(n, k, m)"
+            )
+        return (_np_triu_indices_from if upper else _np_tril_indices_from)(arr, k)
+    if arr.ndim != 2:
+        raise ValueError("input array must be 2-d")
+    return _indices(arr.shape[-2], k, arr.shape[-1], upper)
+
+
+def triu_indices_from(arr: Any, k: Any = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The indices of the upper triangle of a 2-D array:
+    ``numpy.triu_indices_from``, bit for bit.
+
+    ``triu_indices(*arr.shape, ...)`` with `arr`'s rows and columns.
+
+    Parameters
+    ----------
+    arr : numpy.ndarray
+        A 2-D array; only its shape is read. Arrays of other libraries that
+        implement ``__array_function__`` go to numpy's function (which hands
+        them to their library); a dask array raises ``TypeError``.
+    k : int, optional
+        Diagonal offset, as in :func:`triu_indices`.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The row indices and the column indices.
+
+    Raises
+    ------
+    ValueError
+        If `arr` is not 2-D (numpy's message).
+    TypeError
+        If `arr` is a dask array.
+
+    See Also
+    --------
+    triu_indices
+    numpy.triu_indices_from : numpy's function, which this one reproduces.
+
+    Examples
+    --------
+    >>> import numpy as np, trilu
+    >>> a = np.arange(6).reshape(2, 3)
+    >>> a[trilu.triu_indices_from(a, 1)]
+    array([1, 2, 5])
+    """
+    return _from(arr, k, True)
+
+
+def tril_indices_from(arr: Any, k: Any = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The indices of the lower triangle of a 2-D array:
+    ``numpy.tril_indices_from``, bit for bit.
+
+    ``tril_indices(*arr.shape, ...)`` with `arr`'s rows and columns.
+
+    Parameters
+    ----------
+    arr : numpy.ndarray
+        A 2-D array, as in :func:`triu_indices_from`.
+    k : int, optional
+        Diagonal offset, as in :func:`tril_indices`.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The row indices and the column indices.
+
+    Raises
+    ------
+    ValueError
+        If `arr` is not 2-D (numpy's message).
+    TypeError
+        If `arr` is a dask array.
+
+    See Also
+    --------
+    tril_indices
+    numpy.tril_indices_from : numpy's function, which this one reproduces.
+
+    Examples
+    --------
+    >>> import numpy as np, trilu
+    >>> a = np.arange(6).reshape(2, 3)
+    >>> a[trilu.tril_indices_from(a)]
+    array([0, 3, 4])
+    """
+    return _from(arr, k, False)
