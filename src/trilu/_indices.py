@@ -148,7 +148,7 @@ def tri(
     return _np_tri(N, M, k, dtype, like=like)
 
 
-def _indices(n: Any, k: Any, m: Any, upper: bool) -> Any:
+def _indices(n: Any, k: Any, m: Any, upper: bool) -> tuple[np.ndarray, np.ndarray]:
     if (sizes := _sizes(n, m, k)) is not None:
         rows, cols, kk = sizes
         try:
@@ -243,7 +243,7 @@ def tril_indices(n: Any, k: Any = 0, m: Any = None) -> tuple[np.ndarray, np.ndar
     return _indices(n, k, m, False)
 
 
-def _from(arr: Any, k: Any, upper: bool) -> Any:
+def _from(arr: Any, k: Any, upper: bool) -> tuple[np.ndarray, np.ndarray]:
     if type(arr) is not _ndarray:
         if type(arr).__module__.startswith("dask."):
             name = "triu_indices_from" if upper else "tril_indices_from"
