@@ -452,98 +452,80 @@ cdef inline Py_ssize_t tile_side(Py_ssize_t width) noexcept nogil:
     return side
 
 
-cdef void tiled_direct(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
-                       Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
-    """tiled_rows for elements of TILE_DIRECT_WIDTH bytes or more, written in
-    place: TILE_DIRECT_ROWS rows at a time, a column at a time."""
-    cdef Py_ssize_t b0, b1, i, j, lo, hi, top, bottom, first, last
-    cdef Py_ssize_t w = job.width, cols = job.cols, k = job.k
-    cdef Py_ssize_t ss = job.src_col, sr = job.src_row, dr = job.dst_row
-    cdef Py_ssize_t side = TILE_DIRECT_ROWS
-    cdef bint upper = job.upper, zero = job.zero_rest
-    cdef const char *s
-    cdef char *d
-    cdef elem_t v
-    b0 = r0
-    while b0 < r1:
-        b1 = min(b0 + side, r1)
-        s = job.src + so + b0 * sr
-        d = job.dst + do + b0 * dr
-        first = cols
-        last = 0
-        for i in range(b0, b1):
-            row_span(part, upper, k, cols, i, &lo, &hi)
-            if zero:
-                memset(d + (i - b0) * dr, 0, lo * w)
-                memset(d + (i - b0) * dr + hi * w, 0, (cols - hi) * w)
-            if hi > lo:
-                first = min(first, lo)
-                last = max(last, hi)
-        for j in range(first, last):
-            top = b0
-            bottom = b1
-            if part == DIAGONAL:
-                if upper:
-                    bottom = min(b1, max(b0, j - k + 1))
-                else:
-                    top = max(b0, min(b1, j - k))
-            for i in range(top - b0, bottom - b0):
-                if elem_t is any_width:
-                    memcpy(d + i * dr + j * w, s + i * sr + j * ss, w)
-                else:
-                    memcpy(&v, s + i * sr + j * ss, sizeof(elem_t))
-                    memcpy(d + i * dr + j * sizeof(elem_t), &v, sizeof(elem_t))
-        b0 = b1
+cdef inline void tile_head(const Job *job, char *d, Py_ssize_t b0, Py_ssize_t b1,
+                           Part part, Py_ssize_t *first,
+                           Py_ssize_t *last) noexcept nogil:
+    """Rows [b0, b1) of a tile, d the first's: each row's zeroed part is one
+    memset (not into zero pages); [first, last) the columns any row keeps."""
+    cdef Py_ssize_t i, lo, hi, w = job.width, cols = job.cols
+    first[0] = cols
+    last[0] = 0
+    for i in range(b0, b1):
+        row_span(part, job.upper, job.k, cols, i, &lo, &hi)
+        if job.zero_rest:
+            memset(d + (i - b0) * job.dst_row, 0, lo * w)
+            memset(d + (i - b0) * job.dst_row + hi * w, 0, (cols - hi) * w)
+        if hi > lo:
+            first[0] = min(first[0], lo)
+            last[0] = max(last[0], hi)
+
+
+cdef inline void column_rows(const Job *job, Part part, Py_ssize_t j, Py_ssize_t b0,
+                             Py_ssize_t b1, Py_ssize_t *top,
+                             Py_ssize_t *bottom) noexcept nogil:
+    """The rows [top, bottom) of [b0, b1) that keep column j: [b0, j - k + 1)
+    (upper) or [j - k, b1) (lower), clamped: two bounds, no test per element."""
+    top[0] = b0
+    bottom[0] = b1
+    if part == DIAGONAL:
+        if job.upper:
+            bottom[0] = min(b1, max(b0, j - job.k + 1))
+        else:
+            top[0] = max(b0, min(b1, j - job.k))
 
 
 cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                      Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
     """Rows [r0, r1) of a matrix with contiguous dst rows whose src runs down
-    its columns (a transposed read), a square tile at a time: each row's
-    zeroed part is one memset; its kept part is gathered a column at a time
-    (one run of src each) into a buffer in cache, then each row of the
-    buffer goes out with one memcpy. Rows of a power-of-two stride would
-    evict one another in cache if written in place a column at a time.
-    Column j of a tile of rows [b0, b1) is kept by rows [b0, j - k + 1)
-    (upper) or [j - k, b1) (lower), clamped: two bounds, no test per element."""
+    its columns (a transposed read), a tile of rows at a time: the zeroed
+    parts by memset (tile_head), then the kept parts a column at a time, so
+    each column reads one run of src. Elements of TILE_DIRECT_WIDTH bytes or
+    more go straight to dst, TILE_DIRECT_ROWS rows at a time; narrower ones
+    need more rows per run, whose lines would evict one another in cache at a
+    power-of-two row stride, so a square tile is gathered into a buffer in
+    cache and each of its rows goes out with one memcpy."""
     cdef Py_ssize_t b0, b1, c0, c1, i, j, lo, hi, top, bottom, first, last
-    cdef Py_ssize_t w = job.width, cols = job.cols, k = job.k
-    cdef Py_ssize_t ss = job.src_col, sr = job.src_row, dr = job.dst_row
-    cdef Py_ssize_t side = tile_side(w), line = side * w
-    cdef bint upper = job.upper, zero = job.zero_rest
+    cdef Py_ssize_t w = job.width, ss = job.src_col, sr = job.src_row
+    cdef Py_ssize_t dr = job.dst_row
+    cdef bint direct = w >= TILE_DIRECT_WIDTH
+    cdef Py_ssize_t side = TILE_DIRECT_ROWS if direct else tile_side(w)
+    cdef Py_ssize_t line = side * w
     cdef const char *s
     cdef char *d
     cdef char buf[TILE_BYTES]
     cdef elem_t v
-    if job.width >= TILE_DIRECT_WIDTH:
-        tiled_direct(tag, job, so, do, r0, r1, part)
-        return
     b0 = r0
     while b0 < r1:
         b1 = min(b0 + side, r1)
         s = job.src + so + b0 * sr
         d = job.dst + do + b0 * dr
-        first = cols
-        last = 0
-        for i in range(b0, b1):    # the columns any row keeps: [first, last)
-            row_span(part, upper, k, cols, i, &lo, &hi)
-            if zero:
-                memset(d + (i - b0) * dr, 0, lo * w)
-                memset(d + (i - b0) * dr + hi * w, 0, (cols - hi) * w)
-            if hi > lo:
-                first = min(first, lo)
-                last = max(last, hi)
+        tile_head(job, d, b0, b1, part, &first, &last)
+        if direct:
+            for j in range(first, last):
+                column_rows(job, part, j, b0, b1, &top, &bottom)
+                for i in range(top - b0, bottom - b0):
+                    if elem_t is any_width:
+                        memcpy(d + i * dr + j * w, s + i * sr + j * ss, w)
+                    else:
+                        memcpy(&v, s + i * sr + j * ss, sizeof(elem_t))
+                        memcpy(d + i * dr + j * sizeof(elem_t), &v, sizeof(elem_t))
+            b0 = b1
+            continue
         c0 = first
         while c0 < last:
             c1 = min(c0 + side, last)
             for j in range(c0, c1):
-                top = b0
-                bottom = b1
-                if part == DIAGONAL:
-                    if upper:
-                        bottom = min(b1, max(b0, j - k + 1))
-                    else:
-                        top = max(b0, min(b1, j - k))
+                column_rows(job, part, j, b0, b1, &top, &bottom)
                 for i in range(top - b0, bottom - b0):
                     if elem_t is any_width:
                         memcpy(buf + i * line + (j - c0) * w, s + i * sr + j * ss, w)
@@ -552,7 +534,7 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                         memcpy(buf + i * line + (j - c0) * sizeof(elem_t), &v,
                                sizeof(elem_t))
             for i in range(b0, b1):
-                row_span(part, upper, k, cols, i, &lo, &hi)
+                row_span(part, job.upper, job.k, job.cols, i, &lo, &hi)
                 lo = max(lo, c0)
                 hi = min(hi, c1)
                 if hi > lo:
