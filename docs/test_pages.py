@@ -38,9 +38,10 @@ PAGES = sorted(
     str(p.relative_to(HTML)) for p in HTML.rglob("*.html") if "_static" not in p.parts
 )
 SIGNATURES = {
-    "trilu.triu": "triu(m, k=0, *, out=None)",
-    "trilu.tril": "tril(m, k=0, *, out=None)",
-    "trilu.trilu": "trilu(input, k=0, upper=True, *, out=None)",
+    "trilu.triu": "triu(m, k=0, *, order=None, out=None)",
+    "trilu.tril": "tril(m, k=0, *, order=None, out=None)",
+    "trilu.trilu": "trilu(input, k=0, upper=True, *, order=None, out=None)",
+    "trilu.triu_indices": "triu_indices(n, k=0, m=None)",
     "trilu.set_num_threads": "set_num_threads(n=None)",
     "trilu.get_num_threads": "get_num_threads()",
     "trilu.use_in_numpy": "use_in_numpy()",
