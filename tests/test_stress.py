@@ -5,8 +5,8 @@ GIL off, for longer), where every thread runs Python at once; with the GIL it
 still overlaps the kernel, which releases the GIL on large calls. Each thread
 loops over fresh results, ``out=`` and in-place calls on inputs shared by all
 threads, large and small, while another thread keeps changing the thread
-count; large results are freed together (the recycling handler's one spare
-block is fought over). Every result is compared with numpy's.
+count; large results are freed together (the recycling handler's two spare
+blocks are fought over). Every result is compared with numpy's.
 
 ``TRILU_STRESS_SECONDS`` sets how long it runs (default 1.5 s, in the normal
 suite) and ``TRILU_STRESS_THREADS`` how many threads (default 8).
