@@ -183,9 +183,13 @@ cdef enum:
     # buffer on the stack that stays in L1D (half the smallest of the
     # targets, 32 KiB) beside the lines it is read from and written to.
     TILE_BYTES = 16384
-    # Elements wider than this are runs of their own: read one at a time,
-    # they need no tile (STRIDED).
-    TILE_MAX_WIDTH = 64
+    # The element walk (STRIDED) reads a line of src per column and finds it
+    # in cache again for the next rows while the matrix fits the L2 (512 KiB
+    # to 2 MiB on the targets): tiles pay off from this size.
+    TILE_MIN_BYTES = 1 << 20
+    # Elements wider than this are a quarter line or more each: the element
+    # walk wastes little of each line it reads, and needs no tile.
+    TILE_MAX_WIDTH = 8
     # Elements this wide fill a line of dst in 8 columns or fewer, so a tile
     # of 8 rows, one line each, fits an 8-way L1D set even where the rows'
     # stride is a power of two: it is written in place, without the buffer.
@@ -910,6 +914,7 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, char *dst,
     job.method = STRIDED
     if (job.dst_col == job.width and job.rows > 1
             and job.width <= TILE_MAX_WIDTH
+            and job.rows * job.cols * job.width >= TILE_MIN_BYTES
             and abs(job.src_row) < abs(job.src_col)):
         job.method = TILED
     elif job.src_col == job.width and job.dst_col == job.width:
