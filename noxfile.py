@@ -36,7 +36,7 @@ project's 2-core VM; the scripts' docstrings say what each does:
   and with clang in MSVC mode, the latter two under wine64
   (``scripts/windows_check.py``). 0.5 min; 0.7 GB (the wine prefix).
 - ``freethreaded``: CPython 3.14t (3.13t where the mirror lacks 3.14's
-  source) built from Debian's source package, the suite with ``-X gil=0``
+  source) built from Debian's source package, the suite with the GIL off
   (``scripts/freethreaded_check.py``). 8 min, 2.5 with the interpreter
   cached; 0.5 GB.
 """
@@ -117,7 +117,7 @@ print(text[text.index("Doctest summary"):].strip())
 @nox.session(default=False)
 def downstream(session: nox.Session) -> None:
     """scipy's own tests of qr, rq, hessenberg, logm... with the numpy patch on."""
-    session.install(".[test]", "scipy")
+    session.install(".[test]")  # scipy is in it
     session.run("python", "scripts/downstream_scipy.py", "-q", *session.posargs)
 
 
@@ -161,7 +161,7 @@ def emulated(session: nox.Session) -> None:
 
 @nox.session(default=False, venv_backend="none")
 def freethreaded(session: nox.Session) -> None:
-    """The suite on a free-threaded CPython built from source, with -X gil=0."""
+    """The suite on a free-threaded CPython built from source, the GIL off."""
     session.run("python3", "scripts/freethreaded_check.py", *session.posargs)
 
 
