@@ -67,7 +67,7 @@ def build(mode: str) -> None:
     so = run(
         [sys.executable, "-c", "import trilu._kernel as k; print(k.__file__)"],
         stdout=subprocess.PIPE,
-        env=dict(os.environ, LD_PRELOAD=runtime(mode)),
+        env=dict(os.environ, LD_PRELOAD=runtime(mode), ASAN_OPTIONS="detect_leaks=0"),
         cwd=tempfile.gettempdir(),
     ).stdout.strip()
     wanted = RUNTIME[mode].split(".")[0]
