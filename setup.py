@@ -41,8 +41,9 @@ kernel = Extension(
     ],
     define_macros=[
         ("NPY_NO_DEPRECATED_API", "NPY_1_25_API_VERSION"),
-        # Built against numpy 2, the module runs on numpy >= 1.25 (our floor
-        # is 1.26): the C API used is no newer than this.
+        # Built against numpy 2, the module runs on numpy >= 1.25, at or below
+        # the floor in pyproject.toml's `dependencies`: the C API used is no
+        # newer than this.
         ("NPY_TARGET_VERSION", "NPY_1_25_API_VERSION"),
     ],
     extra_compile_args=compile_args,

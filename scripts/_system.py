@@ -1,13 +1,16 @@
-"""What the nox sessions that test other targets share (scripts/*_check.py).
+"""What the scripts for the other targets share (scripts/*_check.py).
 
-Debian packages installed on demand (as root), the cache under
-``~/.cache/trilu-nox``, a copy of the checkout to build from (so a sanitizer or
-cross build never leaves objects in ``build/`` for the next normal build), and
-pytest's own summary line picked out of a log. Standard library only.
+Commands run echoed, or logged with pytest's summary line picked out; Debian
+packages installed on demand (as root); the cache under ``~/.cache/trilu-nox``;
+the requirements and cibuildwheel's test-sources, read from pyproject.toml; a
+copy of the checkout to build from (so a sanitizer or cross build never leaves
+objects in ``build/`` for the next normal build); the closing report. Standard
+library only.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -16,85 +19,34 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, NoReturn
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("TRILU_NOX_CACHE", Path.home() / ".cache" / "trilu-nox"))
+MIRROR = "http://deb.debian.org/debian"
 # pytest's last line: "==== 4047 passed, 3 skipped in 900.1s ====" (or -q's bare one)
 SUMMARY = re.compile(
     r"^=*\s*(\d+ (passed|failed|error|errors|skipped|deselected|xfailed|xpassed)"
     r".* in [\d.]+s.*?)\s*=*$"
 )
-_apt_updated = False
 
 
 def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def run(cmd: list[str], **kw) -> subprocess.CompletedProcess[str]:
+def run(cmd: list[Any], **kw: Any) -> subprocess.CompletedProcess[str]:
     """Run a command, echoed, failing on a non-zero exit unless check=False."""
     check = kw.pop("check", True)
     log("+ " + shlex.join(str(c) for c in cmd))
     return subprocess.run([str(c) for c in cmd], text=True, check=check, **kw)
 
 
-def missing_packages(packages: list[str]) -> list[str]:
-    """The Debian packages of this list that are not installed."""
-    missing = []
-    for name in packages:
-        proc = subprocess.run(
-            ["dpkg-query", "-W", "-f=${Status}", name],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if "install ok installed" not in proc.stdout:
-            missing.append(name)
-    return missing
-
-
-def apt_install(*packages: str) -> None:
-    """Install the Debian packages not yet installed (needs root)."""
-    global _apt_updated  # noqa: PLW0603 (one `apt-get update` per process)
-    missing = missing_packages(list(packages))
-    if not missing:
-        return
-    if os.geteuid() != 0:
-        sys.exit(f"needs root to install: {' '.join(missing)}")
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    if not _apt_updated:
-        run(["apt-get", "update", "-q"], env=env)
-        _apt_updated = True
-    run(
-        ["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing], env=env
-    )
-
-
-def source_copy(dest: Path) -> Path:
-    """A copy of the checkout without build products, at dest."""
-    shutil.rmtree(dest, ignore_errors=True)
-    ignore = shutil.ignore_patterns(
-        ".git", ".nox", "build", "dist", "*.egg-info", "*.so", "*.pyd",
-        "_kernel.c", "__pycache__", ".hypothesis", ".pytest_cache", "wheelhouse",
-        ".asv", ".venv",
-    )  # fmt: skip
-    shutil.copytree(ROOT, dest, ignore=ignore)
-    return dest
-
-
-def summary_line(text: str) -> str | None:
-    """pytest's summary line, the last one in text."""
-    found = None
-    for line in text.splitlines():
-        match = SUMMARY.match(line.strip())
-        if match:
-            found = match.group(1)
-    return found
-
-
-def run_logged(cmd: list[str], logfile: Path, **kw) -> tuple[int, str, float]:
+def run_logged(cmd: list[Any], logfile: Path, **kw: Any) -> tuple[int, str]:
     """Run cmd with its output both shown and written to logfile; returns the
-    exit status, pytest's summary line (or "no summary line") and seconds."""
+    exit status and pytest's summary line (or "no summary line") with the time."""
     logfile.parent.mkdir(parents=True, exist_ok=True)
     log("+ " + shlex.join(str(c) for c in cmd) + f"  (log: {logfile})")
     start = time.monotonic()
@@ -114,6 +66,83 @@ def run_logged(cmd: list[str], logfile: Path, **kw) -> tuple[int, str, float]:
             out.write(line)
             out.flush()
         status = proc.wait()
-    seconds = time.monotonic() - start
-    text = logfile.read_text(errors="replace")
-    return status, summary_line(text) or "no summary line", seconds
+    found = [m[1] for line in logfile.read_text(errors="replace").splitlines()
+             if (m := SUMMARY.match(line.strip()))]  # fmt: skip
+    summary = found[-1] if found else "no summary line"
+    return status, f"{summary} ({time.monotonic() - start:.0f} s)"
+
+
+def apt_install(*packages: str) -> None:
+    """Install the Debian packages not yet installed (needs root)."""
+    missing = [
+        name
+        for name in packages
+        if "install ok installed"
+        not in subprocess.run(
+            ["dpkg-query", "-W", "-f=${Status}", name],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+    ]
+    if not missing:
+        return
+    if os.geteuid() != 0:
+        sys.exit(f"needs root to install: {' '.join(missing)}")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    run(["apt-get", "update", "-q"], env=env)
+    run(
+        ["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing], env=env
+    )
+
+
+@functools.cache
+def pyproject() -> dict[str, Any]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def requirements(*names: str) -> list[str]:
+    """These packages' requirements, as the build system or the test extra has
+    them (``Cython>=3.1``, ``onnx>=1.22``)."""
+    reqs = [
+        *pyproject()["build-system"]["requires"],
+        *pyproject()["project"]["optional-dependencies"]["test"],
+    ]
+    found = {re.split(r"[\s<>=!~;\[]", r, maxsplit=1)[0].lower(): r for r in reqs}
+    return [found[name.lower()] for name in names]
+
+
+def test_extra() -> list[str]:
+    return list(pyproject()["project"]["optional-dependencies"]["test"])
+
+
+def source_copy(dest: Path) -> Path:
+    """A copy of the checkout without build products, at dest."""
+    shutil.rmtree(dest, ignore_errors=True)
+    ignore = shutil.ignore_patterns(
+        ".git", ".nox", "build", "dist", "*.egg-info", "*.so", "*.pyd",
+        "_kernel.c", "__pycache__", ".hypothesis", ".pytest_cache", "wheelhouse",
+        ".asv", ".venv",
+    )  # fmt: skip
+    shutil.copytree(ROOT, dest, ignore=ignore)
+    return dest
+
+
+def test_sources(dest: Path) -> Path:
+    """cibuildwheel's test-sources copied to dest, where pytest can run against
+    the installed trilu and never import the checkout's."""
+    for name in pyproject()["tool"]["cibuildwheel"]["test-sources"]:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, dest / name)
+        else:
+            dest.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / name, dest / name)
+    return dest
+
+
+def finish(results: list[tuple[str, bool, str]]) -> NoReturn:
+    """Print one line per (name, passed, detail) and exit, 1 if any failed."""
+    print()
+    for name, ok, detail in results:
+        print(f"{name}: {'ok' if ok else 'FAILED'}: {detail}")
+    sys.exit(0 if all(ok for _, ok, _ in results) else 1)

@@ -16,8 +16,8 @@
    PyPI) and installed inside with ``--no-index``. PyPI has no onnx for
    s390x, so there it is Debian's 1.20, below the floor of 1.22: the one test
    that needs 1.22 xfails, the other onnx tests run on a big-endian host. A
-   test dependency with no wheel and no Debian package would be named in
-   ``TRILU_TEST_OPTIONAL_MISSING``, so its tests skip, and only those.
+   test dependency with no wheel and no Debian package is left out, and its
+   tests skip.
 3. trilu is built inside the chroot from a copy of this checkout and the
    whole suite runs there; pytest's summary line is printed at the end.
 
@@ -27,16 +27,28 @@ to deb.debian.org and PyPI. 1.3 GB of disk (s390x), 1.2 GB (arm64).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shlex
 import shutil
-import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-from _system import CACHE, apt_install, log, run, run_logged, source_copy
+from _system import (
+    CACHE,
+    MIRROR,
+    apt_install,
+    finish,
+    log,
+    requirements,
+    run,
+    run_logged,
+    source_copy,
+)
 
-MIRROR = "http://deb.debian.org/debian"
 COMMON = [
     "python3", "python3-dev", "python3-venv", "python3-pip", "gcc", "libc6-dev",
     "python3-numpy", "python3-setuptools", "python3-pytest", "python3-hypothesis",
@@ -69,32 +81,22 @@ TARGETS = {
         "qemu": "qemu-aarch64",
         "platforms": ["manylinux2014_aarch64", "manylinux_2_28_aarch64"],
         "debian": COMMON,
-        "pypi": [
-            "Cython>=3.1",
-            "onnx>=1.22",
-            "ml_dtypes>=0.4",
-            "mypy>=1.20",
-            "threadpoolctl>=3.5",
-        ],
+        # Older in trixie than the build and test floors: from PyPI, at those.
+        "pypi": requirements("Cython", "onnx", "ml_dtypes", "mypy", "threadpoolctl"),
         "pytest": [],
     },
 }
-# Import names of the test extra's optional packages, by requirement name.
-IMPORT_NAMES = {
-    "onnx": "onnx", "ml_dtypes": "ml_dtypes", "mypy": "mypy",
-    "threadpoolctl": "threadpoolctl",
-}  # fmt: skip
+CHROOT_ENV = {
+    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "HOME": "/root",
+    "LANG": "C.UTF-8",
+    "DEBIAN_FRONTEND": "noninteractive",
+    "PYTHONUNBUFFERED": "1",  # pytest's progress as it comes, not in 8 KiB blocks
+}
 
 
-def chroot_run(root: Path, cmd: str, **kw) -> subprocess.CompletedProcess[str]:
-    env = {
-        "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-        "HOME": "/root",
-        "LANG": "C.UTF-8",
-        "DEBIAN_FRONTEND": "noninteractive",
-        **kw.pop("env", {}),
-    }
-    return run(["chroot", root, "/bin/sh", "-ec", cmd], env=env, **kw)
+def in_chroot(root: Path, script: str) -> list[Any]:
+    return ["chroot", root, "/bin/sh", "-ec", script]
 
 
 def make_chroot(arch: str, target: dict) -> Path:
@@ -125,47 +127,35 @@ def make_chroot(arch: str, target: dict) -> Path:
         'Acquire::Check-Valid-Until "false";\n'
     )
     with mounted(root):
-        chroot_run(root, "apt-get update -q")
-        chroot_run(
-            root, f"nice -n 19 apt-get install -y -q --no-install-recommends {wanted}"
-        )
-        chroot_run(root, "apt-get clean")
+        run(
+            in_chroot(root, "apt-get update -q\n"
+                      f"nice -n 19 apt-get install -y -q --no-install-recommends {wanted}\n"
+                      "apt-get clean"),
+            env=CHROOT_ENV,
+        )  # fmt: skip
     done.write_text(wanted)
     return root
 
 
-class mounted:
+@contextlib.contextmanager
+def mounted(root: Path) -> Iterator[None]:
     """/proc, /dev and /dev/shm of the host inside the chroot, for a while."""
-
-    def __init__(self, root: Path) -> None:
-        self.points = [root / "proc", root / "dev", root / "dev" / "shm"]
-
-    def __enter__(self) -> None:
-        proc, dev, shm = self.points
-        run(["mount", "-t", "proc", "proc", proc])
-        run(["mount", "--bind", "/dev", dev])
-        run(["mount", "-t", "tmpfs", "shm", shm])
-
-    def __exit__(self, *exc: object) -> None:
-        for point in reversed(self.points):
-            run(["umount", "-l", point], check=False)
-
-
-def python_version(root: Path) -> str:
-    out = chroot_run(
-        root,
-        "python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'",
-        capture_output=True,
-    )
-    return out.stdout.strip()
+    run(["mount", "-t", "proc", "proc", root / "proc"])
+    run(["mount", "--bind", "/dev", root / "dev"])
+    run(["mount", "-t", "tmpfs", "shm", root / "dev" / "shm"])
+    try:
+        yield
+    finally:
+        for point in ("dev/shm", "dev", "proc"):
+            run(["umount", "-l", root / point], check=False)
 
 
 def download_wheels(arch: str, target: dict, version: str, dest: Path) -> list[str]:
-    """Wheels for the chroot's Python; returns the requirements that have none."""
+    """Wheels for the chroot's Python; returns the requirements that have one."""
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
     platforms = [x for p in target["platforms"] for x in ("--platform", p)]
-    missing = []
+    found = []
     for req in target["pypi"]:
         proc = run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--dest", dest,
@@ -173,20 +163,20 @@ def download_wheels(arch: str, target: dict, version: str, dest: Path) -> list[s
              "--implementation", "cp", req],
             check=False,
         )  # fmt: skip
-        if proc.returncode != 0:
+        if proc.returncode == 0:
+            found.append(req)
+        else:
             log(f"{req}: no wheel for {arch} and Python {version}; its tests will skip")
-            missing.append(req)
     # numpy stays Debian's: drop the wheels pulled in as a dependency.
     for wheel in dest.glob("numpy-*.whl"):
         wheel.unlink()
-    return missing
+    return found
 
 
 def main() -> None:
     if len(sys.argv) < 2 or sys.argv[1] not in TARGETS:
         sys.exit(__doc__)
-    arch = sys.argv[1]
-    target = TARGETS[arch]
+    arch, target = sys.argv[1], TARGETS[sys.argv[1]]
     pytest_args = [*target["pytest"], *sys.argv[2:]]
     if os.geteuid() != 0:
         sys.exit("needs root: debootstrap, chroot and mounts")
@@ -199,54 +189,40 @@ def main() -> None:
     run(["update-binfmts", "--enable", target["qemu"]], check=False)
     started = time.monotonic()
     root = make_chroot(arch, target)
-    version = python_version(root)
-    wheels = root / "wheels"
-    missing = download_wheels(arch, target, version, wheels)
-    names = sorted(
-        {IMPORT_NAMES.get(r.split(">")[0].split("=")[0].lower(), "") for r in missing}
-        - {""}
-    )
+    version = run(
+        in_chroot(
+            root, "python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'"
+        ),
+        env=CHROOT_ENV,
+        capture_output=True,
+    ).stdout.strip()
+    wheels = shlex.join(download_wheels(arch, target, version, root / "wheels"))
     source_copy(root / "src" / "trilu")
-    installable = [r for r in target["pypi"] if r not in missing]
-    quoted = " ".join(f"'{r}'" for r in installable)
-    status, summary, seconds = 1, "no summary line", 0.0
     with mounted(root):
-        chroot_run(
-            root,
-            "rm -rf /venv && python3 -m venv --system-site-packages /venv\n"
-            + (f"/venv/bin/pip install -q --no-index --find-links /wheels {quoted}\n"
-               if quoted else "")
-            + "cd /src/trilu && nice -n 19 /venv/bin/pip install -q --no-deps"
-            " --no-build-isolation --no-index .",
+        run(
+            in_chroot(root,
+                "rm -rf /venv && python3 -m venv --system-site-packages /venv\n"
+                + (f"/venv/bin/pip install -q --no-index --find-links /wheels {wheels}\n"
+                   if wheels else "")
+                + "cd /src/trilu && nice -n 19 /venv/bin/pip install -q --no-deps"
+                " --no-build-isolation --no-index ."),
+            env=CHROOT_ENV,
         )  # fmt: skip
-        info = chroot_run(
-            root,
-            "cd / && /venv/bin/python -c 'import sys, platform, numpy, trilu; "
-            "print(platform.machine(), sys.byteorder, sys.version.split()[0], "
-            '"numpy", numpy.__version__)\'',
+        info = run(
+            in_chroot(root, "cd / && /venv/bin/python -c 'import sys, platform, numpy; "
+                      "print(platform.machine(), sys.byteorder, sys.version.split()[0], "
+                      '"numpy", numpy.__version__)\''),
+            env=CHROOT_ENV,
             capture_output=True,
-        ).stdout.strip()
-        log(f"in the chroot: {info}; optional test packages missing: {names or 'none'}")
-        cmd = (
-            f"cd /src/trilu && TRILU_TEST_OPTIONAL_MISSING={','.join(names)} "
-            "nice -n 19 /venv/bin/python -m pytest -p no:cacheprovider "
-            + " ".join(f"'{a}'" for a in pytest_args)
-        )
-        status, summary, seconds = run_logged(
-            ["chroot", root, "/bin/sh", "-ec", cmd],
+        ).stdout.strip()  # fmt: skip
+        status, summary = run_logged(
+            in_chroot(root, "cd /src/trilu && nice -n 19 /venv/bin/python -m pytest "
+                      f"-p no:cacheprovider {shlex.join(pytest_args)}"),
             CACHE / f"emulated-{arch}.log",
-            env={
-                "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
-                "HOME": "/root",
-                "LANG": "C.UTF-8",
-                "PYTHONUNBUFFERED": "1",  # progress as it comes, not in 8 KiB blocks
-            },
-        )
+            env=CHROOT_ENV,
+        )  # fmt: skip
     total = time.monotonic() - started
-    print(
-        f"\n{arch} ({info}): {summary}; pytest {seconds:.0f} s, session {total:.0f} s"
-    )
-    sys.exit(status)
+    finish([(f"{arch} ({info})", status == 0, f"{summary}; session {total:.0f} s")])
 
 
 if __name__ == "__main__":

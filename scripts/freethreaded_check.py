@@ -13,12 +13,12 @@
    once (about 10 minutes on two cores; reused afterwards).
 3. In a fresh virtual environment of that interpreter, installs numpy's
    free-threaded wheel, trilu from this checkout, and the test extra as far
-   as it installs (``sdists_allowed``).
-4. Runs ``scripts/run_wheel_tests.py`` there, as the wheel CI does: the test
-   extra as far as it has free-threaded wheels (the rest are named so their
-   tests skip), a check that importing trilu leaves the GIL off, and pytest
-   with ``-X gil=0``, from a directory holding only the tests, with the stress
-   test (tests/test_stress.py) run for ``TRILU_STRESS_SECONDS`` (default 20).
+   as it installs (``test_extra_as_far_as_it_goes``): the tests of what is
+   missing skip.
+4. Runs pytest there with ``PYTHON_GIL=0``, as the wheel CI does, from a
+   directory holding only cibuildwheel's test-sources, with the stress test
+   (tests/test_stress.py) run for ``TRILU_STRESS_SECONDS`` (default 20);
+   tests/test_freethreading.py checks that importing trilu leaves the GIL off.
 
 Needs root the first time, for the compiler and CPython's build dependencies.
 """
@@ -28,14 +28,24 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
 from pathlib import Path
 
-from _system import CACHE, ROOT, apt_install, log, run, run_logged, source_copy
+from _system import (
+    CACHE,
+    MIRROR,
+    apt_install,
+    finish,
+    log,
+    requirements,
+    run,
+    run_logged,
+    source_copy,
+    test_extra,
+    test_sources,
+)
 
 BUILD_DEPS = [
     "gcc", "make", "libc6-dev", "pkg-config", "xz-utils", "libssl-dev",
@@ -43,13 +53,6 @@ BUILD_DEPS = [
     "debian-archive-keyring",
 ]  # fmt: skip
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
-# numpy's version and the test extra, from the installed trilu's metadata, as
-# run_wheel_tests.py reads them: run by the venv's interpreter.
-WHEEL_TEST_INPUTS = """import sys
-sys.path.insert(0, sys.argv[1])
-import run_wheel_tests as w
-print(w.installed_version("numpy"), *w.requirements()[0], sep="\\n")
-"""
 
 
 def apt_options(state: Path) -> list[str]:
@@ -57,9 +60,7 @@ def apt_options(state: Path) -> list[str]:
     sources = state / "sources.list"
     (state / "lists" / "partial").mkdir(parents=True, exist_ok=True)
     (state / "cache" / "archives" / "partial").mkdir(parents=True, exist_ok=True)
-    sources.write_text(
-        f"deb-src [signed-by={KEYRING}] http://deb.debian.org/debian sid main\n"
-    )
+    sources.write_text(f"deb-src [signed-by={KEYRING}] {MIRROR} sid main\n")
     return [
         "-o", f"Dir::Etc::SourceList={sources}",
         "-o", "Dir::Etc::SourceParts=/dev/null",
@@ -140,23 +141,22 @@ def build_python(version: str) -> Path | None:
     return python
 
 
-def sdists_allowed(vpy: Path) -> None:
-    """The test extra, as much of it as installs, before run_wheel_tests.py.
+def test_extra_as_far_as_it_goes(vpy: Path) -> None:
+    """The test extra, one package at a time: one that fails leaves the others in.
 
     dask and distributed are pure Python, but need pyyaml, msgpack and
     tornado, which may have no free-threaded wheel yet (none for 3.13t here):
     their sdists are allowed, and build in seconds. mypy's newest needs a
     Rust crate (ast-serialize) that cannot be fetched here, so its stub test
-    may still skip. onnx comes from a wheel only (CMake and protobuf from
-    source take too long), of any version: the newest with a 3.13t wheel is
-    1.21, below the floor, where the one test that needs 1.22 xfails and the
-    rest run. run_wheel_tests.py then names what is below its floor as
-    missing, which only lets those tests skip if the import fails.
+    may skip. onnx comes from a wheel only (CMake and protobuf from source
+    take too long), of any version: the newest with a 3.13t wheel is 1.21,
+    below the floor, where the one test that needs 1.22 xfails and the rest
+    run.
     """
-    numpy, *extra = run(
-        [vpy, "-c", WHEEL_TEST_INPUTS, ROOT / "scripts"], capture_output=True
-    ).stdout.splitlines()
-    for req in extra:  # one at a time: one that fails leaves the others in
+    numpy = run(
+        [vpy, "-c", "import numpy; print(numpy.__version__)"], capture_output=True
+    ).stdout.strip()
+    for req in test_extra():
         if req.startswith("onnx"):
             wanted = ["--only-binary=:all:", "onnx"]  # any version, see above
         else:
@@ -166,7 +166,7 @@ def sdists_allowed(vpy: Path) -> None:
             check=False,
         )
         if proc.returncode != 0:
-            log(f"{req}: not installed, even from sdists")
+            log(f"{req}: not installed, even from sdists; its tests will skip")
 
 
 def main() -> None:
@@ -177,14 +177,12 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument("pytest_args", nargs="*", help="passed to pytest")
     args = parser.parse_args()
-    python = None
     for version in [args.python] if args.python else ["3.14", "3.13"]:
         python = build_python(version)
         if python is not None:
             break
-    if python is None:
+    else:
         sys.exit("no CPython source could be fetched")
-    args.python = version
     with tempfile.TemporaryDirectory() as tmp:
         venv = Path(tmp) / "venv"
         run([python, "-m", "venv", venv])
@@ -194,30 +192,20 @@ def main() -> None:
         # isolated build may pick a newer numpy that has only an sdist for
         # this interpreter, and compile it.
         run([vpy, "-m", "pip", "install", "-q", "--only-binary=:all:",
-             "numpy", "setuptools>=77", "Cython>=3.1"])  # fmt: skip
+             "numpy", *requirements("setuptools", "Cython")])  # fmt: skip
         run([vpy, "-m", "pip", "install", "-q", "--no-build-isolation",
              source_copy(Path(tmp) / "trilu")])  # fmt: skip
-        sdists_allowed(vpy)
-        # Like cibuildwheel's test-sources: only these, so trilu is imported
-        # from the environment, never from the checkout.
-        tests = Path(tmp) / "tests-only"
-        tests.mkdir()
-        shutil.copytree(ROOT / "tests", tests / "tests")
-        for name in ("pyproject.toml", "README.md"):
-            shutil.copy(ROOT / name, tests)
-        env = dict(os.environ)
+        test_extra_as_far_as_it_goes(vpy)
+        env = dict(os.environ, PYTHON_GIL="0")
         env.setdefault("TRILU_STRESS_SECONDS", "20")
-        status, summary, seconds = run_logged(
-            [vpy, ROOT / "scripts" / "run_wheel_tests.py", "--", *args.pytest_args],
-            CACHE / f"freethreaded-{args.python}t.log",
-            cwd=tests,
+        status, summary = run_logged(
+            [vpy, "-m", "pytest", "-p", "no:cacheprovider", *args.pytest_args],
+            CACHE / f"freethreaded-{version}t.log",
+            cwd=test_sources(Path(tmp) / "tests-only"),
             env=env,
         )
-    version = subprocess.run(
-        [python, "-VV"], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    print(f"\n{version}: {summary} ({seconds:.0f} s)")
-    sys.exit(status)
+    name = run([python, "-VV"], capture_output=True).stdout.strip()
+    finish([(name, status == 0, summary)])
 
 
 if __name__ == "__main__":
