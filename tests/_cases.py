@@ -23,7 +23,7 @@ import pytest
 
 import trilu
 
-# --- optional test dependencies ------------------------------------------------
+# --- subprocesses -----------------------------------------------------------------
 
 
 def run_python(code: str, **env: str | None) -> subprocess.CompletedProcess[str]:
