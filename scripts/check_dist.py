@@ -224,9 +224,13 @@ def check_sdist(sdist: Path, source: Path, test_sources: list[str]) -> list[str]
         "src/trilu/_kernel.pyx",
         "src/trilu/_kernel.pyi",
         "src/trilu/_mask.h",
+        "src/trilu/_memory.pxi",
+        "src/trilu/_plan.pxi",
         "src/trilu/_recycle.h",
         "src/trilu/_stream.h",
         "src/trilu/_threads.h",
+        "src/trilu/_work.pxi",
+        "src/trilu/_write.pxi",
         "src/trilu/py.typed",
     }
     for entry in test_sources:  # what cibuildwheel copies in for the tests

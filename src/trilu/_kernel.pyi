@@ -3,6 +3,14 @@ import numpy as np
 def fill(
     src: np.ndarray, dst: np.ndarray | None, k: int, upper: bool, order: object = None
 ) -> np.ndarray: ...
+def band(
+    src: np.ndarray,
+    dst: np.ndarray | None,
+    lo: int | None,
+    hi: int | None,
+    fill: bytes | None = None,
+    order: object = None,
+) -> np.ndarray: ...
 def fill_plain(
     m: object, k: object, upper: bool, out: object = None, order: object = None
 ) -> np.ndarray | None: ...
@@ -15,5 +23,13 @@ def explain(
     k: object,
     upper: bool,
     out: np.ndarray | None = None,
+    order: object = None,
+) -> dict[str, object]: ...
+def explain_band(
+    src: np.ndarray,
+    lo: int | None,
+    hi: int | None,
+    out: np.ndarray | None = None,
+    fill: bytes | None = None,
     order: object = None,
 ) -> dict[str, object]: ...
