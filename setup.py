@@ -35,9 +35,13 @@ kernel = Extension(
     depends=[
         "src/trilu/_indices.pxi",
         "src/trilu/_mask.h",
+        "src/trilu/_memory.pxi",
+        "src/trilu/_plan.pxi",
         "src/trilu/_recycle.h",
         "src/trilu/_stream.h",
         "src/trilu/_threads.h",
+        "src/trilu/_work.pxi",
+        "src/trilu/_write.pxi",
     ],
     define_macros=[
         ("NPY_NO_DEPRECATED_API", "NPY_1_25_API_VERSION"),

@@ -64,9 +64,11 @@ def test_kernel_names_match_stub() -> None:
     """The kernel's public names are exactly those the stub declares."""
     public = {n for n in vars(_kernel) if not n.startswith("_")}
     names = {
+        "band",
         "check_out",
         "empty",
         "explain",
+        "explain_band",
         "fill",
         "fill_plain",
         "set_num_threads",

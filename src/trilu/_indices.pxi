@@ -1,9 +1,9 @@
 # numpy's index family: tri, triu_indices and tril_indices, without a mask.
 #
 # Included at the end of _kernel.pyx: it shares the kernel's element types,
-# its rule for the columns a row keeps (kept_cols, kept_in, clamp) and its
-# memory handlers. trilu._indices validates the arguments, so here n and m
-# are at least 0 and k is any int (clamped here).
+# its spans (row_span, kept_in, bound: triu(k) is the band (k, cols), tril(k)
+# the band (-rows, k)) and its memory handlers. trilu._indices validates the
+# arguments, so here n and m are at least 0 and k is any int (clamped here).
 #
 # numpy builds an n x m bool mask and reads it back: tri casts it to the
 # dtype, triu_indices runs a boolean index over it for each array. Here every
@@ -14,6 +14,12 @@
 from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
 from cpython.ref cimport Py_INCREF
 
+
+cdef inline void kept_cols(bint upper, Py_ssize_t k, Py_ssize_t cols, Py_ssize_t i,
+                           Py_ssize_t *lo, Py_ssize_t *hi) noexcept nogil:
+    """Row i of triu(k) (upper) or tril(k) keeps columns [lo, hi): the band
+    (k, cols) or (-i - 1, k) of the kernel's spans."""
+    row_span(CROSSED, k if upper else -i - 1, cols if upper else k, cols, i, lo, hi)
 
 cdef extern from "numpy/arrayobject.h":
     # Both steal a reference to descr, even when they fail.
@@ -127,7 +133,7 @@ cdef void tri_stream(char *d, const char *ones, Py_ssize_t n, Py_ssize_t m,
     cdef Py_ssize_t i, lo, hi
     for i in range(n):
         kept_cols(False, k, m, i, &lo, &hi)
-        trilu_stream_row(d, ones, 0, hi * w, hi * w if zeroed else m * w)
+        trilu_stream_row(d, ones, 0, hi * w, hi * w if zeroed else m * w, 0)
         d += m * w
     trilu_stream_fence()
 
@@ -136,7 +142,7 @@ def tri(Py_ssize_t n, Py_ssize_t m, object k, cnp.dtype descr, bytes one):
     """``numpy.tri(n, m, k, descr)`` for n, m >= 0 and a dtype of plain bytes
     whose zero is all zero bytes; `one` is the bytes of numpy's cast of True."""
     cdef cnp.npy_intp dims[2]
-    cdef Py_ssize_t kk = clamp(k, n, m), w = descr.itemsize
+    cdef Py_ssize_t kk = bound(k, 0, n, m), w = descr.itemsize
     cdef Py_ssize_t size = n * m * w
     cdef const char *pattern = one
     # From 32 MiB malloc maps fresh pages, which calloc gives as zeros for
@@ -200,8 +206,8 @@ cdef void index_rows(cnp.npy_intp *r, cnp.npy_intp *c, Py_ssize_t i0,
 def triangle_indices(Py_ssize_t n, Py_ssize_t m, object k, bint upper):
     """``numpy.triu_indices(n, k, m)`` (upper) or ``numpy.tril_indices``,
     for n, m >= 0."""
-    cdef Py_ssize_t kk = clamp(k, n, m)
-    cdef cnp.npy_intp count = kept_in(upper, kk, n, m)
+    cdef Py_ssize_t kk = bound(k, 0, n, m)
+    cdef cnp.npy_intp count = kept_in(kk if upper else -n, m if upper else kk, n, m)
     cdef Py_ssize_t size = count * sizeof(cnp.npy_intp)
     cdef cnp.dtype descr = cnp.PyArray_DescrFromType(cnp.NPY_INTP)
     cdef object rows = new_index_result(1, &count, descr, size, False)

@@ -3,6 +3,14 @@ import numpy as np
 def fill(
     src: np.ndarray, dst: np.ndarray | None, k: int, upper: bool, order: object = None
 ) -> np.ndarray: ...
+def band(
+    src: np.ndarray,
+    dst: np.ndarray | None,
+    lo: int | None,
+    hi: int | None,
+    fill: bytes | None = None,
+    order: object = None,
+) -> np.ndarray: ...
 def fill_plain(
     m: object, k: object, upper: bool, out: object = None, order: object = None
 ) -> np.ndarray | None: ...
@@ -22,3 +30,11 @@ def tri(n: int, m: int, k: object, descr: np.dtype, one: bytes) -> np.ndarray: .
 def triangle_indices(
     n: int, m: int, k: object, upper: bool
 ) -> tuple[np.ndarray, np.ndarray]: ...
+def explain_band(
+    src: np.ndarray,
+    lo: int | None,
+    hi: int | None,
+    out: np.ndarray | None = None,
+    fill: bytes | None = None,
+    order: object = None,
+) -> dict[str, object]: ...

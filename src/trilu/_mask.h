@@ -1,13 +1,11 @@
 /* The keep-mask AND of small matrices, 32 bytes at a time where the CPU has
- * AVX2.
+ * AVX2: d = s & mask | fill.
  *
  * The kernel's portable loop compiles to 16-byte SSE2 loads and stores on
- * x86-64, the baseline every wheel targets. Against it this loop measured,
- * switching between the two in one process: 100000x3x3 float64 in place 15%
- * faster (one and two threads), fresh and out= 1-5%; 200000x3x3 float32
- * out= 3-16%. AVX-512 measured no faster than AVX2 (in C, 7.2 MB). So this
- * one function is compiled for AVX2 and chosen at import when the CPU and
- * the OS support it, with GCC and Clang on x86-64; TRILU_AVX2=0 in the
+ * x86-64, the baseline every wheel targets; twice the width halves the loads
+ * and stores of a pass that is bound by them when its data is in cache. So
+ * this one function is compiled for AVX2 and chosen at import when the CPU
+ * and the OS support it, with GCC and Clang on x86-64; TRILU_AVX2=0 in the
  * environment keeps the portable loop. Elsewhere (MSVC, arm64)
  * trilu_avx2_usable is 0 and the portable loop always runs.
  */
@@ -21,25 +19,45 @@
     && !defined(_MSC_VER)
 #include <immintrin.h>
 
-/* d = s & mask over n bytes. */
+/* d = s & mask | fill over n bytes (fill NULL: zeros, d = s & mask). */
 __attribute__((target("avx2")))
-static void trilu_and_avx2(char *d, const char *s, const char *mask, size_t n)
+static void trilu_and_avx2(char *d, const char *s, const char *mask,
+                           const char *fill, size_t n)
 {
     size_t t = 0;
-    unsigned long long v, m;
+    unsigned long long v, m, f;
+    if (fill == NULL) {
+        for (; t + 32 <= n; t += 32)
+            _mm256_storeu_si256(
+                (__m256i *)(d + t),
+                _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(s + t)),
+                                 _mm256_loadu_si256((const __m256i *)(mask + t))));
+        for (; t + 8 <= n; t += 8) {
+            memcpy(&v, s + t, 8);
+            memcpy(&m, mask + t, 8);
+            v &= m;
+            memcpy(d + t, &v, 8);
+        }
+        for (; t < n; t++)
+            d[t] = (char)(s[t] & mask[t]);
+        return;
+    }
     for (; t + 32 <= n; t += 32)
         _mm256_storeu_si256(
             (__m256i *)(d + t),
-            _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(s + t)),
-                             _mm256_loadu_si256((const __m256i *)(mask + t))));
+            _mm256_or_si256(
+                _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(s + t)),
+                                 _mm256_loadu_si256((const __m256i *)(mask + t))),
+                _mm256_loadu_si256((const __m256i *)(fill + t))));
     for (; t + 8 <= n; t += 8) {
         memcpy(&v, s + t, 8);
         memcpy(&m, mask + t, 8);
-        v &= m;
+        memcpy(&f, fill + t, 8);
+        v = (v & m) | f;
         memcpy(d + t, &v, 8);
     }
     for (; t < n; t++)
-        d[t] = (char)(s[t] & mask[t]);
+        d[t] = (char)((s[t] & mask[t]) | fill[t]);
 }
 
 /* CPUID says AVX2, and the OS saves the 256-bit registers (libgcc and
@@ -51,9 +69,10 @@ static int trilu_avx2_usable(void)
 }
 
 #else
-static void trilu_and_avx2(char *d, const char *s, const char *mask, size_t n)
+static void trilu_and_avx2(char *d, const char *s, const char *mask,
+                           const char *fill, size_t n)
 {
-    (void)d; (void)s; (void)mask; (void)n;   /* never called */
+    (void)d; (void)s; (void)mask; (void)fill; (void)n;   /* never called */
 }
 
 static int trilu_avx2_usable(void)

@@ -6,11 +6,11 @@
  * memory: two and one. Once the input and the result no longer fit in the
  * last-level cache, that cuts a triangle's memory traffic by about 40%, and
  * glibc's memcpy and memset stream only from a threshold it derives from the
- * cache size (240 MiB where measured). Below that size normal stores win,
+ * cache size, several times larger. Below that size normal stores win,
  * since the lines they fetch are already in the cache.
  *
- * trilu_stream_row writes byte j of a row as s[j] for lo <= j < hi and 0
- * elsewhere, with 16-byte streaming stores where d is 16-byte aligned and
+ * trilu_stream_row writes byte j of a row as s[j] for lo <= j < hi and the
+ * byte value `fill` elsewhere, with 16-byte streaming stores where d is 16-byte aligned and
  * normal stores for the unaligned ends. A thread that streamed calls
  * trilu_stream_fence before it reports its work done: streaming stores are not
  * ordered with the stores that follow them. Where SSE2 is missing
@@ -29,22 +29,21 @@
 #define TRILU_STREAM 0
 #endif
 
-/* Bytes [a, b) of the row with normal stores: zero, kept, zero. Empty parts
- * are skipped rather than passed on: zero-length memset and memcpy calls
- * between streaming stores made 256-byte rows 25x slower where measured
- * (glibc's AVX-512 versions store with an empty mask, which likely flushes
- * the half-written line being streamed). */
+/* Bytes [a, b) of the row with normal stores: fill, kept, fill. Empty parts
+ * are skipped rather than passed on: glibc's AVX-512 memset and memcpy store
+ * even an empty length with a masked store, which flushes the half-written
+ * line being streamed. */
 static void trilu_row_part(char *d, const char *s, size_t lo, size_t hi,
-                           size_t a, size_t b)
+                           size_t a, size_t b, int fill)
 {
     size_t x = lo < a ? a : (lo > b ? b : lo);
     size_t y = hi < x ? x : (hi > b ? b : hi);
     if (x > a)
-        memset(d + a, 0, x - a);
+        memset(d + a, fill, x - a);
     if (y > x)
         memcpy(d + x, s + x, y - x);
     if (b > y)
-        memset(d + y, 0, b - y);
+        memset(d + y, fill, b - y);
 }
 
 #if TRILU_STREAM
@@ -60,24 +59,25 @@ static inline __m128i trilu_from(size_t a)
 }
 
 static void trilu_stream_row(char *d, const char *s, size_t lo, size_t hi,
-                             size_t n)
+                             size_t n, int fill)
 {
     size_t off = (16 - (uintptr_t)d % 16) % 16, end, x, y;
-    const __m128i zero = _mm_setzero_si128();
-    __m128i v;
+    const __m128i pat = _mm_set1_epi8((char)fill);
+    __m128i v, keep;
     if (off > n)
         off = n;
     end = off + (n - off) / 16 * 16;
-    trilu_row_part(d, s, lo, hi, 0, off);
-    for (; off < end && off + 16 <= lo; off += 16)     /* zeros before lo */
-        _mm_stream_si128((__m128i *)(d + off), zero);
+    trilu_row_part(d, s, lo, hi, 0, off, fill);
+    for (; off < end && off + 16 <= lo; off += 16)     /* fill before lo */
+        _mm_stream_si128((__m128i *)(d + off), pat);
     while (off < end && off < hi) {
         if (off < lo || off + 16 > hi) {    /* the chunk around lo or hi:
                                                reads stay within the row */
             x = lo > off ? lo - off : 0;
             y = hi < off + 16 ? hi - off : 16;
             v = _mm_loadu_si128((const __m128i *)(s + off));
-            v = _mm_andnot_si128(trilu_from(y), _mm_and_si128(v, trilu_from(x)));
+            keep = _mm_andnot_si128(trilu_from(y), trilu_from(x));
+            v = _mm_or_si128(_mm_and_si128(v, keep), _mm_andnot_si128(keep, pat));
             _mm_stream_si128((__m128i *)(d + off), v);
             off += 16;
         } else {                            /* kept chunks */
@@ -87,28 +87,31 @@ static void trilu_stream_row(char *d, const char *s, size_t lo, size_t hi,
             }
         }
     }
-    for (; off < end; off += 16)                       /* zeros from hi */
-        _mm_stream_si128((__m128i *)(d + off), zero);
-    trilu_row_part(d, s, lo, hi, end, n);
+    for (; off < end; off += 16)                       /* fill from hi */
+        _mm_stream_si128((__m128i *)(d + off), pat);
+    trilu_row_part(d, s, lo, hi, end, n, fill);
 }
 
-/* d = s & mask over n bytes, the keep-mask of small matrices. */
+/* d = s & mask | fill over n bytes (fill NULL: zeros), the keep-mask and
+ * fill-mask of small matrices. */
 static void trilu_stream_and(char *d, const char *s, const char *mask,
-                             size_t n)
+                             const char *fill, size_t n)
 {
     size_t t, head = (16 - (uintptr_t)d % 16) % 16;
     __m128i v;
     if (head > n)
         head = n;
     for (t = 0; t < head; t++)
-        d[t] = s[t] & mask[t];
+        d[t] = (char)((s[t] & mask[t]) | (fill ? fill[t] : 0));
     for (; t + 16 <= n; t += 16) {
         v = _mm_and_si128(_mm_loadu_si128((const __m128i *)(s + t)),
                           _mm_loadu_si128((const __m128i *)(mask + t)));
+        if (fill)
+            v = _mm_or_si128(v, _mm_loadu_si128((const __m128i *)(fill + t)));
         _mm_stream_si128((__m128i *)(d + t), v);
     }
     for (; t < n; t++)
-        d[t] = s[t] & mask[t];
+        d[t] = (char)((s[t] & mask[t]) | (fill ? fill[t] : 0));
 }
 
 static void trilu_stream_fence(void)
@@ -119,17 +122,17 @@ static void trilu_stream_fence(void)
 #else
 
 static void trilu_stream_row(char *d, const char *s, size_t lo, size_t hi,
-                             size_t n)
+                             size_t n, int fill)
 {
-    trilu_row_part(d, s, lo, hi, 0, n);
+    trilu_row_part(d, s, lo, hi, 0, n, fill);
 }
 
 static void trilu_stream_and(char *d, const char *s, const char *mask,
-                             size_t n)
+                             const char *fill, size_t n)
 {
     size_t t;
     for (t = 0; t < n; t++)
-        d[t] = s[t] & mask[t];
+        d[t] = (char)((s[t] & mask[t]) | (fill ? fill[t] : 0));
 }
 
 static void trilu_stream_fence(void)

@@ -2,9 +2,9 @@
  *
  * Workers are created on the first threaded call. After a task a worker polls
  * for the next one for about 10 us, then sleeps on a condition variable: a
- * sleeping worker takes ~20 us to wake on the machines we measured (its core
- * halted), which back-to-back calls of 20-100 us would otherwise pay every
- * time, and creating and joining a thread per call costs 60-110 us. The
+ * sleeping worker is slow to wake once its core has halted, which
+ * back-to-back calls would otherwise pay every time, and creating and joining
+ * a thread per call costs more still. The
  * caller runs task 0 itself. One call uses the pool at a time; a concurrent
  * call (another Python thread, the GIL being released) runs only its task 0,
  * on its own thread, and that task steals every grain the others would have
@@ -201,7 +201,7 @@ static double trilu_seconds(void)
 }
 
 /* Pause instructions per microsecond: 5 to 150 cycles each, by CPU model.
- * Measured (~0.1 ms) when the first worker starts, not at import. */
+ * Calibrated when the first worker starts, not at import. */
 static int trilu_pauses_per_us = 0;
 
 static void trilu_calibrate_pause(void)

@@ -268,47 +268,55 @@ static void check_concurrent(long calls)
     printf("concurrent: %d threads x %ld calls\n", CALLERS, calls);
 }
 
-/* Streaming stores against the plain row writer, every alignment and cut. */
+/* Streaming stores against the plain row writer, every alignment and cut,
+ * with zeros and with another fill byte; the mask ANDs without and with a
+ * fill-mask (the fill where the keep-mask is 0). */
 static void check_stream(void)
 {
     enum { N = 200 };
     static char src[N + 64], got[N + 64], want[N + 64], mask[N + 64];
+    static char fill[N + 64];
+    const char *fills[2] = {NULL, fill};
     size_t n, lo, hi, off, i, cases = 0;
+    int f, byte;
     for (i = 0; i < sizeof src; i++) {
         src[i] = (char)(1 + rnd(255));
         mask[i] = rnd(2) ? (char)0xFF : 0;
+        fill[i] = mask[i] ? 0 : (char)(1 + rnd(255));
     }
-    for (off = 0; off < 16; off++)
-        for (n = 0; n <= 70; n += 1 + (n > 40) * 5)
-            for (lo = 0; lo <= n; lo += 1 + (lo > 20) * 3)
-                for (hi = lo; hi <= n; hi += 1 + (hi > 20) * 3) {
-                    memset(got, 0x5A, sizeof got);
-                    memset(want, 0x5A, sizeof want);
-                    trilu_stream_row(got + off, src, lo, hi, n);
-                    trilu_row_part(want + off, src, lo, hi, 0, n);
-                    CHECK(memcmp(got, want, sizeof got) == 0,
-                          "stream_row n=%d lo=%d hi=%d off=%d",
-                          (int)n, (int)lo, (int)hi, (int)off);
-                    cases++;
-                }
+    for (byte = 0; byte < 256; byte += 0xA7)
+        for (off = 0; off < 16; off++)
+            for (n = 0; n <= 70; n += 1 + (n > 40) * 5)
+                for (lo = 0; lo <= n; lo += 1 + (lo > 20) * 3)
+                    for (hi = lo; hi <= n; hi += 1 + (hi > 20) * 3) {
+                        memset(got, 0x5A, sizeof got);
+                        memset(want, 0x5A, sizeof want);
+                        trilu_stream_row(got + off, src, lo, hi, n, byte);
+                        trilu_row_part(want + off, src, lo, hi, 0, n, byte);
+                        CHECK(memcmp(got, want, sizeof got) == 0,
+                              "stream_row n=%d lo=%d hi=%d off=%d fill=%d",
+                              (int)n, (int)lo, (int)hi, (int)off, byte);
+                        cases++;
+                    }
     trilu_stream_fence();
-    for (off = 0; off < 16; off++)
-        for (n = 0; n <= N; n += 1 + n / 8) {
-            memset(got, 0x5A, sizeof got);
-            memset(want, 0x5A, sizeof want);
-            trilu_stream_and(got + off, src, mask, n);
-            for (i = 0; i < n; i++)
-                want[off + i] = (char)(src[i] & mask[i]);
-            CHECK(memcmp(got, want, sizeof got) == 0, "stream_and n=%d off=%d",
-                  (int)n, (int)off);
-            if (trilu_avx2_usable()) {
+    for (f = 0; f < 2; f++)
+        for (off = 0; off < 16; off++)
+            for (n = 0; n <= N; n += 1 + n / 8) {
                 memset(got, 0x5A, sizeof got);
-                trilu_and_avx2(got + off, src, mask, n);
-                CHECK(memcmp(got, want, sizeof got) == 0, "and_avx2 n=%d off=%d",
-                      (int)n, (int)off);
+                memset(want, 0x5A, sizeof want);
+                trilu_stream_and(got + off, src, mask, fills[f], n);
+                for (i = 0; i < n; i++)
+                    want[off + i] = (char)((src[i] & mask[i]) | (f ? fill[i] : 0));
+                CHECK(memcmp(got, want, sizeof got) == 0,
+                      "stream_and n=%d off=%d fill=%d", (int)n, (int)off, f);
+                if (trilu_avx2_usable()) {
+                    memset(got, 0x5A, sizeof got);
+                    trilu_and_avx2(got + off, src, mask, fills[f], n);
+                    CHECK(memcmp(got, want, sizeof got) == 0,
+                          "and_avx2 n=%d off=%d fill=%d", (int)n, (int)off, f);
+                }
+                cases++;
             }
-            cases++;
-        }
     trilu_stream_fence();
     printf("stream and mask: %d cases (TRILU_STREAM %d, AVX2 %s)\n", (int)cases,
            TRILU_STREAM, trilu_avx2_usable() ? "used" : "not used");

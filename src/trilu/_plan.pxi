@@ -1,0 +1,304 @@
+# --- planning: spans, runs of rows, the batch, the method (included by _kernel.pyx) ---
+#
+# Row i of every matrix keeps the columns [lo(i), hi(i)) = [clamp(i + a),
+# clamp(i + b + 1)), clamped to [0, cols), and fills the rest with one
+# element's bytes: triu(k) is the band (a, b) = (k, cols), tril(k) is (-rows, k).
+# Offsets are clamped to [-rows, cols], beyond which every one keeps the same,
+# and a band that keeps nothing has b = a - 1. As i grows, lo and hi never
+# fall, so the rows of a matrix are five runs: wholly filled, crossed by the
+# band's edges, wholly kept, crossed, wholly filled (any of them empty).
+
+cdef enum:
+    RUNS = 5
+    # A row shorter than this costs more in calls (a memset and a memcpy of
+    # fixed cost each) than in bytes: its crossed rows are ANDed with a
+    # keep-mask in one pass instead. The mask, reread for every matrix while
+    # the rows are read once, must stay in the nearest cache: no larger than
+    # the smallest L1D of the targets.
+    MASK_ROW_BYTES = 256
+    MASK_MAX_BYTES = 32768
+    # A matrix this small is ANDed whole, a block of MASK_BLOCK_BYTES of
+    # consecutive matrices per pass: its runs would cost three calls, where
+    # one pass over it from L2 costs less.
+    TINY_MATRIX_BYTES = 1024
+    MASK_BLOCK_BYTES = 4096
+    # The element walk (STRIDED) reads a line of src per column and finds it
+    # in cache again for the next rows while the matrix fits the L2 (512 KiB
+    # to 2 MiB on the targets): tiles pay off from this size.
+    TILE_MIN_BYTES = 1 << 20
+    # Elements wider than this are a quarter line or more each: the element
+    # walk wastes little of each line it reads, and needs no tile.
+    TILE_MAX_WIDTH = 8
+    # Results this big are written with streaming stores (_stream.h): with
+    # the input they outgrow the last-level cache, where a normal store's
+    # read of the line it writes doubles the traffic.
+    STREAM_MIN_BYTES = 1 << 25
+    MAX_BATCH_DIMS = 64        # NPY_MAXDIMS of numpy 2 (numpy 1 has 32)
+
+
+cdef enum Method:              # how the crossed rows are written
+    ROWS            # contiguous elements: fill + memcpy + fill per row
+    STRIDED         # any strides: element by element
+    TILED           # dst rows contiguous, src down its columns: by tiles
+    BAND_MASK       # contiguous short rows: dst = src & keep | fill-mask
+    MATRICES        # tiny contiguous matrices, whole: the same, whole
+
+cdef enum Part:                # what a run of rows holds
+    FILLED          # every element filled
+    CROSSED         # a band's edge crosses each row
+    KEPT            # every element kept
+
+
+cdef struct Fill:              # what the rows' other elements get
+    int byte                   # every byte this value (0: zeros), or -1
+    const char *elem           # one element's bytes (where byte < 0)
+    const char *pattern        # the element repeated, pattern_bytes of it
+    Py_ssize_t pattern_bytes   # (a multiple of the element's width)
+
+
+cdef struct Job:
+    const char *src
+    char *dst
+    Py_ssize_t rows, cols, width
+    Py_ssize_t a, b            # row i keeps j with a <= j - i <= b
+    Py_ssize_t src_row, src_col, dst_row, dst_col
+    bint copy_kept             # False in place: the kept part is already there
+    bint fill_rest             # False into fresh zero pages
+    bint stream                # write with streaming stores (not in place)
+    Method method
+    Fill fill
+    # The runs of every matrix: run r is rows [edge[r], edge[r + 1]) of part
+    # run_part(r).
+    Py_ssize_t edge[RUNS + 1]
+    # src rows laid out as dst's and contiguous: kept rows are one memcpy;
+    # dst rows contiguous: filled rows are one fill
+    bint bulk_src
+    bint bulk_dst
+    # batch dimensions, size-1 dims dropped and mergeable dims merged
+    int ndim
+    Py_ssize_t shape[MAX_BATCH_DIMS]
+    Py_ssize_t src_step[MAX_BATCH_DIMS]
+    Py_ssize_t dst_step[MAX_BATCH_DIMS]
+    # BAND_MASK: the keep-mask of the crossed rows, run 1's then run 3's;
+    # MATRICES: of `block`
+    # matrices. fill_mask: the fill where not kept, 0 where kept (NULL for
+    # zeros).
+    const char *mask
+    const char *fill_mask
+    Py_ssize_t matrix_bytes, block
+    bint flat                  # MATRICES: the whole batch is one contiguous run
+
+
+cdef inline Py_ssize_t clip(Py_ssize_t v, Py_ssize_t lo,
+                            Py_ssize_t hi) noexcept nogil:
+    return min(max(v, lo), hi)
+
+
+cdef inline Part run_part(int r) noexcept nogil:
+    """Runs 0 and 4 are filled, 1 and 3 crossed, 2 kept."""
+    return KEPT if r == 2 else (CROSSED if r & 1 else FILLED)
+
+
+cdef inline void row_span(Part part, Py_ssize_t a, Py_ssize_t b, Py_ssize_t cols,
+                          Py_ssize_t i, Py_ssize_t *lo,
+                          Py_ssize_t *hi) noexcept nogil:
+    """Columns [lo, hi) that row i of a run of this part keeps. Callers pass
+    the job's fields as locals: the compiler cannot assume that memcpy and
+    memset leave *job alone, and would reload them every row."""
+    if part == CROSSED:
+        lo[0] = clip(i + a, 0, cols)
+        hi[0] = clip(i + b + 1, lo[0], cols)
+    else:
+        lo[0] = 0
+        hi[0] = cols if part == KEPT else 0
+
+
+cdef void runs_of(Py_ssize_t rows, Py_ssize_t cols, Py_ssize_t a, Py_ssize_t b,
+                  Py_ssize_t *edge) noexcept nogil:
+    """The edges of the five runs: rows i < -b keep nothing (i + b + 1 <= 0),
+    nor rows i >= cols - a; rows cols - b - 1 <= i < 1 - a keep every column."""
+    edge[0] = 0
+    edge[RUNS] = rows
+    if b < a:                  # nothing kept: one filled run
+        edge[1] = edge[2] = edge[3] = edge[4] = 0
+        return
+    edge[1] = clip(-b, 0, rows)
+    edge[4] = clip(cols - a, edge[1], rows)
+    edge[2] = clip(cols - b - 1, edge[1], edge[4])
+    edge[3] = clip(1 - a, edge[2], edge[4])
+
+
+cdef Py_ssize_t clamp_sum(Py_ssize_t c, Py_ssize_t r, Py_ssize_t cols) noexcept nogil:
+    """The sum of clamp(i + c, 0, cols) over rows [0, r): 0 while i + c <= 0,
+    cols from i + c >= cols, i + c between."""
+    cdef Py_ssize_t m0 = clip(1 - c, 0, r)
+    cdef Py_ssize_t m1 = clip(cols - c, m0, r)
+    return (m1 - m0) * c + (m0 + m1 - 1) * (m1 - m0) // 2 + cols * (r - m1)
+
+
+cdef Py_ssize_t kept_in(Py_ssize_t a, Py_ssize_t b, Py_ssize_t r,
+                        Py_ssize_t cols) noexcept nogil:
+    """How many elements rows [0, r) of a matrix keep: the sum of hi - lo."""
+    if b < a:
+        return 0
+    return clamp_sum(b + 1, r, cols) - clamp_sum(a, r, cols)
+
+
+cdef inline Py_ssize_t crossed_rows(const Job *job) noexcept nogil:
+    return job.edge[2] - job.edge[1] + job.edge[4] - job.edge[3]
+
+
+cdef Py_ssize_t gcd(Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    while b:
+        a, b = b, a % b
+    return a
+
+
+cdef void plan_batch(Job *job, cnp.ndarray src,
+                     const cnp.npy_intp *dst_strides) noexcept:
+    """Fill the batch dims: drop size-1 dims, merge dims that walk as one."""
+    cdef int d, nd = cnp.PyArray_NDIM(src) - 2
+    cdef Py_ssize_t n, ss, ds
+    cdef cnp.npy_intp *shape = cnp.PyArray_DIMS(src)
+    cdef cnp.npy_intp *sst = cnp.PyArray_STRIDES(src)
+    job.ndim = 0
+    for d in range(nd):
+        n = shape[d]
+        ss = sst[d]
+        ds = dst_strides[d]
+        if n == 1:
+            continue
+        if (job.ndim > 0
+                and job.src_step[job.ndim - 1] == n * ss
+                and job.dst_step[job.ndim - 1] == n * ds):
+            job.shape[job.ndim - 1] *= n
+            job.src_step[job.ndim - 1] = ss
+            job.dst_step[job.ndim - 1] = ds
+            continue
+        job.shape[job.ndim] = n
+        job.src_step[job.ndim] = ss
+        job.dst_step[job.ndim] = ds
+        job.ndim += 1
+
+
+cdef void plan_runs(Job *job) noexcept:
+    """The five runs of rows. Where no row is crossed and the matrices are one
+    kind throughout, consecutive ones whose rows continue one another merge
+    into one, so a batch that is one run of memory is one memcpy, one fill, or
+    nothing."""
+    cdef bint kept
+    cdef Py_ssize_t *e = job.edge
+    runs_of(job.rows, job.cols, job.a, job.b, e)
+    if crossed_rows(job) or not (e[2] == e[3] or e[3] - e[2] == job.rows):
+        return
+    kept = e[3] > e[2]         # every row kept (else every row filled)
+    while (job.ndim > 0
+           and job.src_step[job.ndim - 1] == job.rows * job.src_row
+           and job.dst_step[job.ndim - 1] == job.rows * job.dst_row):
+        job.rows *= job.shape[job.ndim - 1]
+        job.ndim -= 1
+    e[1] = e[2] = 0
+    e[3] = e[4] = job.rows if kept else 0
+    e[RUNS] = job.rows
+
+
+cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
+                     Py_ssize_t a, Py_ssize_t b) noexcept:
+    """Fill the job for src -> dst of these strides (src non-empty; the band
+    clamped, the fill set): the walk, the runs, the method; return the number
+    of matrices."""
+    cdef int d, nd = cnp.PyArray_NDIM(src)
+    cdef Py_ssize_t nb = 1, row, lines
+    cdef bint masked = job.fill.byte != 0     # a fill-mask beside the keep-mask
+    job.src = <const char *>cnp.PyArray_DATA(src)
+    job.dst = NULL             # (set once dst exists)
+    job.width = cnp.PyArray_ITEMSIZE(src)
+    job.rows = cnp.PyArray_DIMS(src)[nd - 2]
+    job.cols = cnp.PyArray_DIMS(src)[nd - 1]
+    job.src_row = cnp.PyArray_STRIDES(src)[nd - 2]
+    job.src_col = cnp.PyArray_STRIDES(src)[nd - 1]
+    job.dst_row = dst_strides[nd - 2]
+    job.dst_col = dst_strides[nd - 1]
+    job.a = a
+    job.b = b
+    job.mask = job.fill_mask = NULL
+    # The stride of a length-1 axis is never used: make it the contiguous one.
+    if job.cols == 1:
+        job.src_col = job.dst_col = job.width
+    if job.rows == 1:
+        job.src_row = job.cols * job.src_col
+        job.dst_row = job.cols * job.dst_col
+    # Walk along whichever axis is closer to contiguous in dst (then in src):
+    # (a, b) of x is (-b, -a) of x.T, so a Fortran-order matrix needs no copy.
+    if (abs(job.dst_col) > abs(job.dst_row)
+            or (abs(job.dst_col) == abs(job.dst_row)
+                and abs(job.src_col) > abs(job.src_row))):
+        job.rows, job.cols = job.cols, job.rows
+        job.src_row, job.src_col = job.src_col, job.src_row
+        job.dst_row, job.dst_col = job.dst_col, job.dst_row
+        job.a, job.b = -b, -a
+
+    plan_batch(job, src, dst_strides)
+    plan_runs(job)
+    for d in range(job.ndim):
+        nb *= job.shape[d]
+
+    row = job.cols * job.width
+    job.matrix_bytes = job.rows * row
+    job.bulk_dst = job.dst_col == job.width and abs(job.dst_row) == row
+    job.bulk_src = (job.bulk_dst and job.src_col == job.width
+                    and job.src_row == job.dst_row)
+    job.stream = (TRILU_STREAM and job.copy_kept and job.fill.byte >= 0
+                  and cnp.PyArray_NBYTES(src) >= STREAM_MIN_BYTES)
+    job.method = STRIDED
+    if (job.dst_col == job.width and job.rows > 1
+            and job.width <= TILE_MAX_WIDTH
+            and job.rows * job.cols * job.width >= TILE_MIN_BYTES
+            and abs(job.src_row) < abs(job.src_col)):
+        job.method = TILED
+    elif job.src_col == job.width and job.dst_col == job.width:
+        job.method = ROWS
+        if (crossed_rows(job) and job.src_row == row and job.dst_row == row
+                and row < MASK_ROW_BYTES):
+            if nb >= 2 and job.matrix_bytes <= TINY_MATRIX_BYTES:
+                job.method = MATRICES
+            elif crossed_rows(job) * row * (1 + masked) <= MASK_MAX_BYTES:
+                job.method = BAND_MASK
+
+    job.flat = False
+    job.block = 1
+    if job.method == MATRICES:
+        job.flat = (
+            job.ndim == 1
+            and job.src_step[0] == job.matrix_bytes
+            and job.dst_step[0] == job.matrix_bytes)
+        if job.flat:
+            # A block of whole cache lines where the mask stays small, so
+            # each pass starts as aligned as the first (streaming wants that).
+            job.block = MASK_BLOCK_BYTES // job.matrix_bytes
+            lines = 64 // gcd(job.matrix_bytes, 64)
+            if job.block >= lines:
+                job.block = job.block // lines * lines
+            job.block = min(nb, max(1, job.block))
+    # Not in place, where only the filled part is written and normal stores
+    # keep it in cache for what reads it next; nor strided and tiled rows,
+    # whose stores are not whole lines.
+    job.stream = (job.stream and job.method != STRIDED and job.method != TILED
+                  and (job.method != MATRICES
+                       or (job.flat and job.block * job.matrix_bytes % 64 == 0)))
+    return nb
+
+
+cdef Py_ssize_t keep_bytes(const Job *job) noexcept nogil:
+    """The size of the job's keep-mask: 0 where it needs none."""
+    if job.method == MATRICES:
+        return job.block * job.matrix_bytes
+    if job.method == BAND_MASK:
+        return crossed_rows(job) * job.cols * job.width
+    return 0
+
+
+cdef Py_ssize_t mask_bytes(const Job *job) noexcept nogil:
+    """The size of the job's masks: the keep-mask, then the fill-mask where the
+    fill is not zeros."""
+    return keep_bytes(job) * (1 if job.fill.byte == 0 else 2)

@@ -1,0 +1,304 @@
+"""The kernel's span model, white box: ``_kernel.band`` keeps lo <= j - i <= hi
+of every matrix and fills the rest with one element's bytes.
+
+The oracle works on bytes: the input viewed as void elements of its width,
+``fill`` written where ``(j - i >= lo) & (j - i <= hi)`` is False. Results are
+compared byte for byte; ``_kernel.explain_band`` says which path ran, so each
+path is checked to be the one exercised.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _cases import run_python
+
+import trilu
+from trilu import _kernel
+
+# dtype -> fills (the bytes of one element; None: zeros)
+FILLS = {
+    "int8": [None, b"\x7f", b"\x00"],
+    "bool": [None, b"\x01"],
+    "float16": [None, np.float16(-np.inf).tobytes()],
+    "float32": [None, np.float32(-np.inf).tobytes(), b"\xff\xff\xff\xff"],
+    "int32": [None, bytes.fromhex("01020304")],
+    "float64": [
+        None,
+        np.float64(-np.inf).tobytes(),
+        np.array(0x7FF8000000000123, np.uint64).tobytes(),  # NaN, a payload
+        np.float64(-0.0).tobytes(),
+    ],
+    "complex128": [None, np.complex128(complex(np.nan, -np.inf)).tobytes()],
+    "S3": [None, b"abc"],
+    "U3": [None, np.array("xy", "U3").tobytes()],
+    "V5": [None, b"\x01\x02\x03\x04\x05"],
+}
+
+
+def data(dtype: object, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
+    """Random bytes of the dtype (bool: 0/1), none of them 0x00."""
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return np.ones(shape, dt)
+    n = int(np.prod(shape)) * dt.itemsize
+    return rng.integers(1, 256, n, dtype=np.uint8).view(dt).reshape(shape)
+
+
+def oracle(x: np.ndarray, lo: int | None, hi: int | None, fill: bytes | None):
+    """The expected bytes, C order: x where lo <= j - i <= hi, else fill."""
+    w = x.dtype.itemsize
+    rows, cols = x.shape[-2:]
+    d = np.arange(cols)[None, :] - np.arange(rows)[:, None]
+    mask = np.ones((rows, cols), bool)
+    if lo is not None:
+        mask &= d >= max(min(lo, cols + 1), -rows - 1)
+    if hi is not None:
+        mask &= d <= max(min(hi, cols + 1), -rows - 1)
+    v = np.dtype((np.void, w))
+    exp = np.ascontiguousarray(x).view(v).copy()
+    exp[np.broadcast_to(~mask, x.shape)] = np.void(fill or bytes(w))
+    return exp.tobytes()
+
+
+def got_bytes(r: np.ndarray) -> bytes:
+    return np.ascontiguousarray(r).view(np.dtype((np.void, r.dtype.itemsize))).tobytes()
+
+
+def check(x: np.ndarray, lo, hi, fill, modes=("fresh", "out", "inplace")) -> None:
+    """Every mode against the oracle; the input untouched (but in place)."""
+    exp = oracle(x, lo, hi, fill)
+    before = x.copy()
+    for mode in modes:
+        if mode == "fresh":
+            r = _kernel.band(x, None, lo, hi, fill)
+            assert r.shape == x.shape
+            assert r.dtype == x.dtype
+            assert r.strides == _kernel.fill(x, None, 0, True).strides
+        elif mode == "out":
+            out = np.empty_like(x)
+            np.copyto(out, data(x.dtype, x.shape, seed=1))  # other bytes
+            r = _kernel.band(x, out, lo, hi, fill)
+            assert r is out
+        else:
+            y = x.copy()
+            r = _kernel.band(y, y, lo, hi, fill)
+            assert r is y
+        assert got_bytes(r) == exp, (mode, lo, hi, fill)
+        assert got_bytes(x) == got_bytes(before)
+
+
+def bounds(rows: int, cols: int) -> list[tuple[int | None, int | None]]:
+    """(lo, hi) from far below to far above the matrix, and lo > hi."""
+    edges = [None, -(10**30), -rows - 1, -rows, -2, 0, 1, cols - 1, cols, 10**30]
+    pairs = [(lo, hi) for lo in edges for hi in edges]
+    return [*pairs, (3, 1), (1, -1), (cols, -rows)]
+
+
+@pytest.mark.parametrize("dtype", list(FILLS))
+def test_every_band_every_fill(dtype: str) -> None:
+    """A square, a tall and a wide matrix, every band and fill of the dtype."""
+    for shape in [(7, 7), (9, 4), (3, 8)]:
+        x = data(dtype, shape)
+        for lo, hi in bounds(*shape):
+            for fill in FILLS[dtype]:
+                check(x, lo, hi, fill)
+
+
+LAYOUTS = {
+    "C": lambda a: a,
+    "F": np.asfortranarray,
+    "transposed": lambda a: a.swapaxes(-1, -2),
+    "rows[::-1]": lambda a: a[..., ::-1, :],
+    "cols[::-1]": lambda a: a[..., :, ::-1],
+    "steps": lambda a: a[..., ::2, ::3],
+    "batch-gapped": lambda a: a[::2],
+}
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("dtype", ["int8", "float32", "float64", "complex128", "V5"])
+def test_layouts(layout: str, dtype: str) -> None:
+    """Every layout, as a batch, with a band crossing both sides, or one side."""
+    x = LAYOUTS[layout](data(dtype, (4, 30, 41)))
+    rows, cols = x.shape[-2:]
+    for lo, hi in [(-3, 5), (None, 2), (-4, None), (-rows, cols), (6, -6)]:
+        for fill in FILLS[dtype]:
+            check(x, lo, hi, fill)
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "transposed", "steps"])
+def test_out_in_another_layout(layout: str) -> None:
+    """out= laid out otherwise than the input."""
+    x = data("float64", (3, 20, 24))
+    fill = FILLS["float64"][2]
+    exp = oracle(x, -2, 7, fill)
+    base = {"transposed": (3, 24, 20), "steps": (3, 40, 72)}.get(layout, x.shape)
+    out = LAYOUTS[layout](np.empty(base))
+    assert out.shape == x.shape
+    _kernel.band(x, out, -2, 7, fill)
+    assert got_bytes(out) == exp
+
+
+METHODS = {
+    # shape, layout, band -> the method the crossed rows take
+    "rows": ((300, 300), "C", (-5, 5), "rows"),
+    "strided": ((300, 300), "steps", (-5, 5), "strided"),
+    # 1 MiB and more, elements of 8 bytes or less (else the element walk)
+    "tiled": ((1100, 1000), "transposed", (-5, 5), "tiled"),
+    "band_mask": ((20000, 7), "C", (-2, 3), "band_mask"),
+    "matrices": ((3000, 5, 6), "C", (-1, 2), "matrices"),
+    "band_mask_batch": ((100, 200, 10), "C", (-1, 2), "band_mask"),
+}
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+@pytest.mark.parametrize("name", list(METHODS))
+@pytest.mark.parametrize("dtype", ["int8", "float32", "float64", "complex128", "V5"])
+def test_methods(name: str, dtype: str, threads: int) -> None:
+    """Each writer with each kind of fill (zeros, one byte value, a pattern),
+    on 1 and 4 threads."""
+    shape, layout, (lo, hi), method = METHODS[name]
+    x = LAYOUTS[layout](data(dtype, shape))
+    before = trilu.get_num_threads()
+    trilu.set_num_threads(threads)
+    try:
+        for fill in FILLS[dtype]:
+            plan = _kernel.explain_band(x, lo, hi, np.empty(x.shape, x.dtype), fill)
+            wide = name == "tiled" and np.dtype(dtype).itemsize > 8
+            assert plan["method"] == ("strided" if wide else method), plan
+            check(x, lo, hi, fill, modes=("out", "inplace"))
+            check(x, lo, hi, fill, modes=("fresh",))
+    finally:
+        trilu.set_num_threads(before)
+
+
+@pytest.mark.usefixtures("threads4")
+def test_threads_split_a_band() -> None:
+    """A band large enough for 4 threads, crossed twice with kept rows between."""
+    x = data("float64", (900, 700))
+    for fill in FILLS["float64"]:
+        plan = _kernel.explain_band(x, -600, 300, np.empty_like(x), fill)
+        assert plan["threads"] == 4
+        assert plan["edges"] == (0, 399, 601, 900)  # crossed, kept, crossed
+        check(x, -600, 300, fill)
+
+
+def test_runs_match_the_mask() -> None:
+    """The five runs: filled, crossed, kept, crossed, filled rows, as the mask
+    of each row says (a matrix that is not one kind throughout)."""
+    for rows, cols in [(10, 10), (12, 5), (5, 12), (1, 9), (9, 1)]:
+        x = data("int8", (rows, cols))
+        for lo, hi in bounds(rows, cols):
+            plan = _kernel.explain_band(x, lo, hi)
+            keep = np.frombuffer(
+                oracle(np.ones((rows, cols), bool), lo, hi, None), bool
+            )
+            mask = keep.reshape(rows, cols)
+            kind = np.where(mask.all(1), 2, np.where(mask.any(1), 1, 0))
+            if plan["rows"] != rows:  # the walk ran down the columns
+                continue
+            if kind.min() == kind.max() and kind[0] != 1:
+                continue  # one kind throughout: merged, edges normalised
+            e = (0, *plan["edges"], rows)
+            want = [0, 1, 2, 1, 0]
+            runs = np.concatenate([[want[r]] * (e[r + 1] - e[r]) for r in range(5)])
+            assert (runs == kind).all(), (rows, cols, lo, hi, plan["edges"])
+
+
+def test_uniform_bands_merge_across_the_batch() -> None:
+    """Bands that keep all or nothing: a contiguous batch is one run."""
+    x = data("float32", (50, 6, 7))
+    for lo, hi, fill in [(None, None, None), (5, 2, None), (7, None, b"\x01" * 4),
+                         (-10, 10, bytes.fromhex("0000c07f"))]:  # fmt: skip
+        plan = _kernel.explain_band(x, lo, hi, None, fill)
+        assert plan["matrices"] == 1
+        assert plan["rows"] == 300
+        check(x, lo, hi, fill)
+
+
+def test_transposed_walk_swaps_the_band() -> None:
+    """A Fortran-order matrix walks its columns: (lo, hi) becomes (-hi, -lo)."""
+    x = np.asfortranarray(data("float64", (40, 50)))
+    plan = _kernel.explain_band(x, -3, 5, np.empty_like(x, order="F"))
+    assert plan["band"] == (-5, 3)
+    assert plan["rows"] == 50
+
+
+def test_triu_tril_are_bands() -> None:
+    """fill and fill_plain are band with (k, None) and (None, k), bit for bit."""
+    x = data("complex128", (3, 17, 13))
+    for k in [-20, -3, 0, 2, 13, 10**20]:
+        assert got_bytes(_kernel.fill(x, None, k, True)) == oracle(x, k, None, None)
+        assert got_bytes(_kernel.fill(x, None, k, False)) == oracle(x, None, k, None)
+        assert got_bytes(_kernel.band(x, None, k, None)) == got_bytes(
+            np.triu(x, max(min(k, 17), -17))
+        )
+        plan = _kernel.explain(x, k, True)
+        assert plan == _kernel.explain_band(x, k, None)
+
+
+def test_fill_allocations() -> None:
+    """Zero pages and calloc are for zeros only: another fill writes every byte."""
+    x = data("float64", (1024, 1024))
+    assert _kernel.explain_band(x, 1000, None)["allocation"] == "zero_pages"
+    assert _kernel.explain_band(x, 1000, None, None, bytes(8))["allocation"] == (
+        "zero_pages"
+    )
+    for fill in FILLS["float64"][1:3]:
+        plan = _kernel.explain_band(x, 1000, None, None, fill)
+        assert plan["allocation"] in ("malloc", "recycled")
+        check(x, 1000, None, fill, modes=("fresh",))
+
+
+def test_streaming_fills() -> None:
+    """Large results stream a one-byte fill; a pattern is written normally."""
+    x = data("float32", (3000, 3000))  # 36 MB
+    out = np.empty_like(x)
+    assert _kernel.explain_band(x, -2, 2, out, b"\xff" * 4)["stream"]
+    assert not _kernel.explain_band(x, -2, 2, out, FILLS["float32"][1])["stream"]
+    for fill in [b"\xff" * 4, FILLS["float32"][1]]:
+        _kernel.band(x, out, -2, 2, fill)
+        assert got_bytes(out) == oracle(x, -2, 2, fill)
+
+
+def test_fill_of_the_wrong_size() -> None:
+    x = data("float64", (4, 4))
+    with pytest.raises(ValueError, match="8 bytes"):
+        _kernel.band(x, None, 0, None, b"\x00" * 4)
+    with pytest.raises(ValueError, match="8 bytes"):
+        _kernel.band(x, None, 0, None, 0.0)
+
+
+@pytest.mark.parametrize("value", ["0", "1"])
+def test_mask_loops_with_a_fill(value: str) -> None:
+    """The keep-mask AND with a fill-mask, by the portable loop and by AVX2."""
+    code = f"""
+        import numpy as np
+        from trilu import _kernel
+        import sys
+        sys.path[:0] = [{str(Path(__file__).parent)!r}, {str(Path(__file__).parents[1])!r}]
+        from test_spans import FILLS, check, data
+        for dtype in ["int8", "float32", "float64", "complex128", "V5"]:
+            for shape in [(3000, 5, 6), (20000, 7), (40, 33, 3)]:
+                x = data(dtype, shape)
+                for fill in FILLS[dtype]:
+                    plan = _kernel.explain_band(x, -1, 2, np.empty_like(x), fill)
+                    assert plan["method"] in ("matrices", "band_mask"), plan
+                    check(x, -1, 2, fill)
+        print(_kernel._mask_loop())
+    """
+    proc = run_python(code, TRILU_AVX2=value)
+    assert proc.returncode == 0, proc.stderr
+    if value == "0":
+        assert proc.stdout.strip() == "portable"
+
+
+def test_band_needs_matrices() -> None:
+    with pytest.raises(ValueError, match="2 or more dimensions"):
+        _kernel.band(np.zeros(3), None, 0, None)
+    with pytest.raises(ValueError, match="2 or more dimensions"):
+        _kernel.explain_band(np.zeros(3), 0, None)
