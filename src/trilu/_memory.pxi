@@ -208,12 +208,13 @@ cdef Allocation allocation(cnp.ndarray src, const cnp.npy_intp *strides,
     C or Fortran order only; other layouts are written whole."""
     cdef int nd = cnp.PyArray_NDIM(src)
     cdef Py_ssize_t size = cnp.PyArray_NBYTES(src)
-    cdef bint calloc_ok = zeros and (
-        order == C_ORDER or order == F_ORDER
-        or contiguous(nd, cnp.PyArray_DIMS(src), strides, cnp.PyArray_ITEMSIZE(src)))
-    cdef bint recycled = _recycler is not None
+    cdef bint calloc_ok, recycled
     if size < ZERO_PAGES_MIN:
         return MALLOC
+    calloc_ok = zeros and (
+        order == C_ORDER or order == F_ORDER
+        or contiguous(nd, cnp.PyArray_DIMS(src), strides, cnp.PyArray_ITEMSIZE(src)))
+    recycled = _recycler is not None
     if zeros and mostly_filled(src, strides, a, b):
         if _zero_pages is not None:
             return ZERO_PAGES
