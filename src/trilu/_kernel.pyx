@@ -2,7 +2,7 @@
 # cython: initializedcheck=False, freethreading_compatible=True
 """trilu's compiled kernel: copy a band of each matrix, fill the rest.
 
-The Python layer (``trilu._api``) hands over arrays whose bytes can move as
+The Python layer (``trilu._route``) hands over arrays whose bytes can move as
 they are: same shape and itemsize, no object references, same byte order; the
 band's offsets as ints or None (clamped here) and the fill as the bytes of one
 element. Everything here works on raw bytes, so one specialization per element
@@ -10,8 +10,9 @@ width serves every such dtype.
 
 This file holds the entry points, arrays in and arrays out; the parts it
 includes each do one job: ``_plan.pxi`` (spans, runs of rows, the batch, the
-method), ``_write.pxi`` (the writers), ``_work.pxi`` (cost, grains, threads)
-and ``_memory.pxi`` (a fresh result's layout and allocation, out='s overlap).
+method), ``_write.pxi`` (the writers), ``_work.pxi`` (cost, grains, threads),
+``_memory.pxi`` (a fresh result's layout and allocation, out='s overlap) and,
+last, ``_indices.pxi`` (numpy's index family, on the same spans).
 Arrays reach C through numpy's C API rather than typed memoryviews: acquiring
 two fused 3-D memoryviews costs more than ``np.empty_like`` itself, and a
 small call's whole budget is a few times that.
