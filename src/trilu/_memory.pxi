@@ -65,13 +65,15 @@ cdef enum Order:               # a fresh result's memory layout
     ANY_ORDER       # "A": "F" where src is Fortran- and not C-contiguous, else "C"
 
 
+cdef dict _ORDERS = {"K": KEEP_ORDER, "C": C_ORDER, "F": F_ORDER, "A": ANY_ORDER}
+
+
 cdef int order_code(object order) except -2:
     """The Order of the order= argument, -1 where it names none."""
     if order is None:
         return TRIU_ORDER
-    if type(order) is str and len(<str>order) == 1:
-        return {"K": KEEP_ORDER, "C": C_ORDER, "F": F_ORDER,
-                "A": ANY_ORDER}.get(order, -1)
+    if type(order) is str:
+        return _ORDERS.get(order, -1)
     return -1
 
 

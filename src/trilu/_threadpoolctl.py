@@ -29,7 +29,6 @@ import contextlib
 import os
 import sys
 import warnings
-import weakref
 from typing import Any
 
 _NAME = "threadpoolctl"
@@ -48,11 +47,6 @@ def _register(threadpoolctl: Any) -> None:
     from ._version import __version__  # noqa: PLC0415
 
     kernel = os.path.realpath(_kernel.__file__)
-    # The count each controller read last, and whether it had been chosen
-    # (_threads.chosen): a limit's end, which sets the count read at its start
-    # back, leaves it chosen only if it was.
-    found: weakref.WeakKeyDictionary[Any, tuple[int, bool]]
-    found = weakref.WeakKeyDictionary()
 
     class TriluController(base):  # type: ignore[misc,valid-type]
         """trilu's thread pool: ``trilu.get_num_threads``/``set_num_threads``."""
@@ -67,19 +61,28 @@ def _register(threadpoolctl: Any) -> None:
         def get_version(self) -> str:
             return __version__
 
+        def _ours(self) -> bool:
+            """This controller is trilu's own kernel, not a loaded copy's."""
+            if "_is_ours" not in self.__dict__:
+                self._is_ours = os.path.realpath(self.filepath) == kernel
+            return bool(self._is_ours)
+
         def get_num_threads(self) -> int:
             count = int(self.dynlib.trilu_get_num_threads())
-            if os.path.realpath(self.filepath) == kernel:  # not a copy's
-                found[self] = count, _threads.chosen
+            if self._ours():
+                # the count read, and whether it was chosen (_threads.chosen):
+                # a limit's end, which sets the count read at its start back,
+                # leaves it chosen only if it was
+                self._read = count, _threads.chosen
             return count
 
         def set_num_threads(self, num_threads: int) -> None:
             # the C function clamps to 1..64; a C int must hold the value
             count = max(1, min(int(num_threads), 64))
             self.dynlib.trilu_set_num_threads(count)
-            if os.path.realpath(self.filepath) == kernel:
-                last = found.get(self)
-                _threads.chosen = last[1] if last and last[0] == count else True
+            if self._ours():
+                read = self.__dict__.get("_read")
+                _threads.chosen = read[1] if read and read[0] == count else True
 
     register(TriluController)
     _registered = True
