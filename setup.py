@@ -36,6 +36,7 @@ kernel = Extension(
         "src/trilu/_indices.pxi",
         "src/trilu/_mask.h",
         "src/trilu/_memory.pxi",
+        "src/trilu/_pack.pxi",
         "src/trilu/_plan.pxi",
         "src/trilu/_recycle.h",
         "src/trilu/_stream.h",

@@ -18,11 +18,12 @@ from ._indices import (
     triu_indices_from,
 )
 from ._numpy_patch import patched, restore_numpy, use_in_numpy
+from ._pack import pack, unpack
 from ._threads import get_num_threads, set_num_threads
 from ._version import __version__
 
 if not TYPE_CHECKING:
-    from ._api import tril, trilu, triu
+    from ._api import band, mirror, tril, trilu, triu
 
     def __getattr__(name: str) -> Any:
         """``trilu.onnx``, imported on first use (it needs onnx)."""
@@ -123,7 +124,10 @@ else:
 
 __all__ = [
     "__version__",
+    "band",
     "get_num_threads",
+    "mirror",
+    "pack",
     "patched",
     "restore_numpy",
     "set_num_threads",
@@ -135,6 +139,7 @@ __all__ = [
     "triu",
     "triu_indices",
     "triu_indices_from",
+    "unpack",
     "use_in_numpy",
 ]
 

@@ -13,10 +13,18 @@ _ndarray = np.ndarray
 
 
 def _foreign(
-    m: Any, k: int, upper: bool, out: Any, order: Any, onnx: bool = False
+    m: Any,
+    lo: int | None,
+    hi: int | None,
+    fill: Any,
+    out: Any,
+    order: Any,
+    name: str,
+    onnx: bool = False,
 ) -> Any:
-    """Arrays of other libraries: dask through trilu, the rest their own code;
-    None for anything else (array-likes that numpy converts)."""
+    """Arrays of other libraries: dask through trilu, numpy's triu and tril
+    to their own code; None for anything else (array-likes that numpy
+    converts)."""
     cls = type(m)
     if not hasattr(cls, "__array_function__"):
         return None
@@ -24,29 +32,51 @@ def _foreign(
     if cls.__module__.startswith("dask.array"):
         from . import _dask  # noqa: PLC0415  (dask is optional: only now)
 
-        return _dask.triangle(m, k, upper, onnx=onnx)
-    return _route.numpy_function(upper)(m, k)
+        return _dask.band(m, lo, hi, fill, onnx=onnx, name=name)
+    if fill is None and name in ("triu", "tril"):
+        return _route.numpy_function(name == "triu")(m, lo if hi is None else hi)
+    raise TypeError(
+        f"{name}{' with fill=' if fill is not None else ''} takes numpy and dask "
+        f"arrays, got {cls.__module__}.{cls.__name__}"
+    )
 
 
-def _numpy_triangle(
-    m: Any, k: Any, upper: bool, out: np.ndarray | None, order: Any
+def _numpy_band(
+    m: Any,
+    lo: int | None,
+    hi: int | None,
+    fill: Any,
+    out: np.ndarray | None,
+    order: Any,
+    name: str,
 ) -> Any:
-    """triu and tril: numpy's k and inputs, then the shared path."""
-    if type(k) is not int:
-        k = _validate.numpy_k(k)
+    """triu, tril and band on numpy's inputs: arrays of other libraries
+    handed on, array-likes converted, then the shared path."""
     if type(m) is not _ndarray:
         if not isinstance(m, _ndarray):
-            other = _foreign(m, k, upper, out, order)
+            other = _foreign(m, lo, hi, fill, out, order, name)
             if other is not None:
                 return other
         m = np.asarray(m)
-    return _route.triangle(m, k, upper, out, order, False)
+    return _route.band(m, lo, hi, fill, out, order, False)
+
+
+def _numpy_triangle(
+    m: Any, k: Any, upper: bool, fill: Any, out: np.ndarray | None, order: Any
+) -> Any:
+    """triu and tril: numpy's k, then the band (k, None) or (None, k)."""
+    if type(k) is not int:
+        k = _validate.numpy_k(k)
+    if upper:
+        return _numpy_band(m, k, None, fill, out, order, "triu")
+    return _numpy_band(m, None, k, fill, out, order, "tril")
 
 
 def triu(
     m: Any,
     k: Any = 0,
     *,
+    fill: Any = None,
     order: Literal["K", "A", "C", "F"] | None = None,
     out: np.ndarray | None = None,
 ) -> Any:
@@ -68,6 +98,11 @@ def triu(
         diagonal, ``k < 0`` below it, ``k > 0`` above. Integral floats
         (``2.0``) and 0-d integer arrays are accepted, as in numpy; any
         integer is allowed, however large.
+    fill : scalar, optional
+        What the zeroed triangle gets instead of numpy's zero (``-inf`` for
+        an attention mask), converted to the result's dtype as numpy converts
+        a Python scalar (NEP 50): an int must fit, a float never becomes an
+        int. A string for string dtypes, any object for object arrays.
     order : {None, "K", "A", "C", "F"}, optional
         The memory layout of a fresh result: ``None`` (the default) is
         numpy.triu's own (C order, batch axes kept in the input's order; see
@@ -88,9 +123,12 @@ def triu(
     Raises
     ------
     TypeError
-        If `k` is not an integer (``1.5``), or `out` is not a numpy array or
-        has another dtype than the result, or `out` is given with a
-        non-numpy input.
+        If `k` is not an integer (``1.5``), `fill` is not of the result's
+        kind (``-inf`` for integers), or `out` is not a numpy array or has
+        another dtype than the result, or `out` is given with a non-numpy
+        input.
+    OverflowError
+        If an integer `fill` is out of the dtype's range.
     ValueError
         If `out` has another shape than the result, or `order` is not one of
         numpy's.
@@ -116,16 +154,21 @@ def triu(
     >>> a = np.ones((2, 2))
     >>> trilu.triu(a, out=a) is a  # in place
     True
+    >>> trilu.triu(np.ones((3, 3)), 1, fill=-np.inf)
+    array([[-inf,   1.,   1.],
+           [-inf, -inf,   1.],
+           [-inf, -inf, -inf]])
     """
-    if (result := _kernel.fill_plain(m, k, True, out, order)) is not None:
+    if fill is None and (result := _kernel.fill_plain(m, k, True, out, order)) is not None:
         return result
-    return _numpy_triangle(m, k, True, out, order)
+    return _numpy_triangle(m, k, True, fill, out, order)
 
 
 def tril(
     m: Any,
     k: Any = 0,
     *,
+    fill: Any = None,
     order: Literal["K", "A", "C", "F"] | None = None,
     out: np.ndarray | None = None,
 ) -> Any:
@@ -143,6 +186,9 @@ def tril(
     k : int, optional
         Diagonal below which to keep elements: 0 (the default) is the main
         diagonal, ``k < 0`` below it, ``k > 0`` above. As in :func:`triu`.
+    fill : scalar, optional
+        What the zeroed triangle gets instead of numpy's zero, as in
+        :func:`triu`.
     order : {None, "K", "A", "C", "F"}, optional
         The memory layout of a fresh result: ``None`` (the default) is
         numpy.triu's own (C order, batch axes kept in the input's order; see
@@ -160,8 +206,11 @@ def tril(
     Raises
     ------
     TypeError
-        If `k` is not an integer, or `out` is not a numpy array of the
-        result's dtype, or `out` is given with a non-numpy input.
+        If `k` is not an integer, `fill` is not of the result's kind, or
+        `out` is not a numpy array of the result's dtype, or `out` is given
+        with a non-numpy input.
+    OverflowError
+        If an integer `fill` is out of the dtype's range.
     ValueError
         If `out` has another shape than the result, or `order` is not one of
         numpy's.
@@ -186,9 +235,161 @@ def tril(
            [1., 1., 0.],
            [1., 1., 1.]], dtype=float32)
     """
-    if (result := _kernel.fill_plain(m, k, False, out, order)) is not None:
+    if fill is None and (result := _kernel.fill_plain(m, k, False, out, order)) is not None:
         return result
-    return _numpy_triangle(m, k, False, out, order)
+    return _numpy_triangle(m, k, False, fill, out, order)
+
+
+def band(
+    m: Any,
+    lo: Any = None,
+    hi: Any = None,
+    *,
+    fill: Any = None,
+    order: Literal["K", "A", "C", "F"] | None = None,
+    out: np.ndarray | None = None,
+) -> Any:
+    """The diagonals between two offsets: element (i, j) of each matrix is
+    kept where ``lo <= j - i <= hi``, the rest is zeroed (or `fill`).
+
+    ``band(m, k, None)`` is ``triu(m, k)`` and ``band(m, None, k)`` is
+    ``tril(m, k)``, bit for bit, in one pass: TensorFlow's ``band_part``,
+    with numpy's conventions. Takes what :func:`triu` takes.
+
+    Parameters
+    ----------
+    m : array_like
+        Input of shape ``(..., N, M)`` or ``(N,)`` (the rows of an N x N
+        matrix), of any dtype; a dask array gives a lazy dask array.
+    lo, hi : int or None, optional
+        The lowest and highest diagonal kept (0 is the main one, ``k > 0``
+        above it); None leaves that side unbounded. ``lo > hi`` keeps
+        nothing.
+    fill : scalar, optional
+        What the other elements get instead of numpy's zero, as in
+        :func:`triu`.
+    order : {None, "K", "A", "C", "F"}, optional
+        The memory layout of a fresh result, as in :func:`triu`.
+    out : numpy.ndarray, optional
+        Where to write the result, as in :func:`triu` (in place too).
+
+    Returns
+    -------
+    numpy.ndarray
+        The band: `out` if given, else a new array of numpy's result dtype.
+
+    Raises
+    ------
+    TypeError
+        If `lo` or `hi` is not an integer or None, `fill` is not of the
+        result's kind, or `out` is not a numpy array of the result's dtype.
+    OverflowError
+        If an integer `fill` is out of the dtype's range.
+    ValueError
+        If `out` has another shape than the result, or `order` is not one of
+        numpy's.
+
+    See Also
+    --------
+    triu, tril : One bound each.
+
+    Examples
+    --------
+    >>> import numpy as np, trilu
+    >>> trilu.band(np.arange(1, 17).reshape(4, 4), -1, 1)  # tridiagonal
+    array([[ 1,  2,  0,  0],
+           [ 5,  6,  7,  0],
+           [ 0, 10, 11, 12],
+           [ 0,  0, 15, 16]])
+    >>> trilu.band(np.zeros((3, 5)), 0, 2, fill=np.nan)  # a sliding window
+    array([[ 0.,  0.,  0., nan, nan],
+           [nan,  0.,  0.,  0., nan],
+           [nan, nan,  0.,  0.,  0.]])
+    """
+    if lo is not None and type(lo) is not int:
+        lo = _validate.numpy_k(lo, "lo")
+    if hi is not None and type(hi) is not int:
+        hi = _validate.numpy_k(hi, "hi")
+    return _numpy_band(m, lo, hi, fill, out, order, "band")
+
+
+def mirror(
+    m: Any,
+    *,
+    upper: bool = True,
+    conj: bool = False,
+    order: Literal["K", "A", "C", "F"] | None = None,
+    out: np.ndarray | None = None,
+) -> Any:
+    """A symmetric (or Hermitian) matrix from one triangle: the triangle
+    `upper` names, diagonal included, is kept as it is, and the other becomes
+    its transpose (conjugated with `conj`).
+
+    What LAPACK's ``potrf``, ``syrk`` or ``heevd`` leave for the other half:
+    ``np.where(j >= i, m, m.T)`` (``m.T.conj()`` with `conj`) bit for bit,
+    and ``out=m`` in place at the same speed.
+
+    Parameters
+    ----------
+    m : array_like
+        Square matrices, shape ``(..., N, N)`` (or ``(N,)``, the rows of an
+        N x N matrix, as in :func:`triu`); a dask array gives a lazy dask
+        array.
+    upper : bool, optional
+        Keep the upper triangle (the default) and mirror it below, or the
+        reverse.
+    conj : bool, optional
+        Conjugate the mirrored elements: a Hermitian matrix from complex
+        input. Real numbers are their own conjugates.
+    order : {None, "K", "A", "C", "F"}, optional
+        The memory layout of a fresh result, as in :func:`triu`.
+    out : numpy.ndarray, optional
+        Where to write the result, as in :func:`triu`; ``out=m`` writes only
+        the mirrored triangle.
+
+    Returns
+    -------
+    numpy.ndarray
+        `out` if given, else a new array of numpy's result dtype.
+
+    Raises
+    ------
+    TypeError
+        If `conj` is true for a dtype without conjugation (strings, bool,
+        objects without ``.conjugate``), or `out` is not a numpy array of
+        the result's dtype.
+    ValueError
+        If the matrices are not square, `out` has another shape than the
+        result, or `order` is not one of numpy's.
+
+    Examples
+    --------
+    >>> import numpy as np, trilu
+    >>> trilu.mirror(np.array([[1, 2, 3], [0, 4, 5], [0, 0, 6]]))
+    array([[1, 2, 3],
+           [2, 4, 5],
+           [3, 5, 6]])
+    >>> trilu.mirror(np.array([[1, 2j], [0, 3]]), conj=True)
+    array([[1.+0.j, 0.+2.j],
+           [0.-2.j, 3.+0.j]])
+    """
+    upper = _validate.flag(upper, "upper")
+    conj = _validate.flag(conj, "conj")
+    if type(m) is not _ndarray:
+        if not isinstance(m, _ndarray):
+            cls = type(m)
+            if hasattr(cls, "__array_function__"):
+                _validate.numpy_only(cls, out, order)
+                if not cls.__module__.startswith("dask.array"):
+                    raise TypeError(
+                        "mirror takes numpy and dask arrays, got "
+                        f"{cls.__module__}.{cls.__name__}"
+                    )
+                from . import _dask  # noqa: PLC0415  (dask is optional: only now)
+
+                return _dask.mirror(m, upper, conj)
+        m = np.asarray(m)
+    return _route.mirror(m, upper, conj, out, order)
 
 
 def trilu(
@@ -272,7 +473,8 @@ def trilu(
         upper = _validate.onnx_upper(upper)
     if type(input) is not _ndarray:
         if not isinstance(input, _ndarray):
-            other = _foreign(input, k, upper, out, order, onnx=True)
+            lo, hi = (k, None) if upper else (None, k)
+            other = _foreign(input, lo, hi, None, out, order, "trilu", onnx=True)
             if other is not None:
                 return other
         input = np.asarray(input)

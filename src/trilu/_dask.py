@@ -35,7 +35,7 @@ from dask.typing import Key
 
 from . import _kernel, _route, _threads, _validate
 
-__all__ = ["triangle"]
+__all__ = ["band", "mirror", "triangle"]
 
 
 # --- tasks (top level, so they pickle) -----------------------------------------
@@ -165,3 +165,17 @@ def triangle(x: Any, k: int, upper: bool, *, onnx: bool = False) -> Any:
     # dask's Array does not match dask's own DaskCollection protocol for mypy
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=[x])  # type: ignore[list-item]
     return Array(graph, name, chunks, meta=meta)  # type: ignore[no-untyped-call]
+
+
+def band(
+    x: Any, lo: int | None, hi: int | None, fill: Any, *, onnx: bool = False, name: str
+) -> Any:
+    """Band (lo, hi) of dask array x, the rest ``fill``, lazily."""
+    if fill is None and (lo is None) != (hi is None):
+        return triangle(x, lo if hi is None else hi, hi is None, onnx=onnx)
+    raise NotImplementedError(f"{name} with fill= or two bounds on dask arrays")
+
+
+def mirror(x: Any, upper: bool, conj: bool) -> Any:
+    """mirror of dask array x, lazily."""
+    raise NotImplementedError("mirror on dask arrays")

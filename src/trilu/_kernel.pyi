@@ -38,3 +38,19 @@ def explain_band(
     fill: bytes | None = None,
     order: object = None,
 ) -> dict[str, object]: ...
+def mirror(
+    src: np.ndarray,
+    dst: np.ndarray | None,
+    upper: bool,
+    xor: bytes | None = None,
+    order: object = None,
+) -> np.ndarray: ...
+def pack(src: np.ndarray, dst: np.ndarray, lo: int | None, hi: int | None) -> np.ndarray: ...
+def unpack(
+    src: np.ndarray,
+    dst: np.ndarray,
+    lo: int | None,
+    hi: int | None,
+    fill: bytes | None = None,
+) -> np.ndarray: ...
+def band_count(rows: int, cols: int, lo: int | None, hi: int | None) -> int: ...

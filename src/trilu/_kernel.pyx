@@ -51,6 +51,7 @@ include "_plan.pxi"
 include "_write.pxi"
 include "_work.pxi"
 include "_memory.pxi"
+include "_pack.pxi"
 
 
 def set_num_threads(int n):
@@ -149,15 +150,20 @@ cdef int set_fill(Fill *f, object fill, Py_ssize_t width, char *buf) except -1:
 
 
 cdef void prepare(Plan *p, cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
-                  Py_ssize_t b, Order order) noexcept:
+                  Py_ssize_t b, Order order, bint rest=True,
+                  const char *xor=NULL) noexcept:
     """The plan of writing band (a, b) of src (clamped; the fill set in
     p.job.fill) into dst, or into a fresh result laid out as order says where
     dst is None: its layout and allocation, the job, the threads. Nothing is
-    allocated or written."""
+    allocated or written. Without `rest`, only the band of dst is written;
+    with `xor`, each element copied is XORed with it."""
     cdef const cnp.npy_intp *dst_strides = p.strides
     if b < a:                  # nothing kept, one way of saying it
         b = a - 1
     p.job.copy_kept = p.job.fill_rest = True
+    p.job.rest_untouched = not rest
+    p.job.packed = UNPACKED
+    p.job.xor = xor
     p.fresh = dst is None
     if p.fresh:
         p.order = resolve(src, order)
@@ -166,6 +172,7 @@ cdef void prepare(Plan *p, cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
         p.job.fill_rest = p.how == MALLOC or p.how == RECYCLED
     else:
         p.job.copy_kept = not same_memory(src, dst)
+        p.job.fill_rest = rest
         dst_strides = cnp.PyArray_STRIDES(dst)
     p.nb = p.work = p.threads = 0
     if cnp.PyArray_SIZE(src) == 0 or cnp.PyArray_ITEMSIZE(src) == 0:
@@ -176,16 +183,17 @@ cdef void prepare(Plan *p, cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
 
 
 cdef cnp.ndarray band_of(cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
-                         Py_ssize_t b, object fill, Order order):
-    """Write band (a, b) of src (clamped), the rest `fill`, into dst (a fresh
-    result where None); return dst."""
+                         Py_ssize_t b, object fill, Order order, bint rest=True,
+                         const char *xor=NULL):
+    """Write band (a, b) of src (clamped), the rest `fill` (or nothing,
+    without `rest`), into dst (a fresh result where None); return dst."""
     cdef Plan p
     cdef Py_ssize_t need
     cdef char pattern[PATTERN_BYTES]
     cdef char small[2 * MASK_BLOCK_BYTES]
     cdef char *mask = small
     set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(src), pattern)
-    prepare(&p, src, dst, a, b, order)
+    prepare(&p, src, dst, a, b, order, rest, xor)
     if p.fresh:
         dst = new_result(src, p.how, p.order, p.strides)
     if p.nb == 0:
@@ -300,6 +308,98 @@ def band(cnp.ndarray src not None, cnp.ndarray dst, object lo, object hi,
     cdef Py_ssize_t cols = cnp.PyArray_DIMS(src)[nd - 1]
     return band_of(src, dst, bound(lo, -rows, rows, cols),
                    bound(hi, cols, rows, cols), fill, <Order>order_code(order))
+
+
+def mirror(cnp.ndarray src not None, cnp.ndarray dst, bint upper,
+           object xor=None, object order=None):
+    """Write src's triangle (upper: j >= i; else j <= i) into dst as it is,
+    and the other triangle from src's transposed matrices, each element XOR
+    the bytes ``xor`` where given (conj); return dst (a new array laid out as
+    `order` says when None).
+
+    Preconditions, checked by the caller: square matrices; dst as ``fill``'s.
+    In place, only the other triangle is written, from the kept one.
+    """
+    cdef int nd = matrix_dims(src)
+    cdef Py_ssize_t n = cnp.PyArray_DIMS(src)[nd - 1]
+    cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
+    cdef const char *x = NULL
+    cdef Order o
+    if xor is not None:
+        if type(xor) is not bytes or len(xor) != cnp.PyArray_ITEMSIZE(src):
+            raise ValueError(f"trilu: xor must be one element's bytes, got {xor!r}")
+        x = PyBytes_AS_STRING(xor)
+    if dst is None:            # every byte written: never zero pages
+        o = resolve(src, <Order>order_code(order))
+        result_strides(src, o, cnp.PyArray_ITEMSIZE(src), strides)
+        dst = new_result(src, allocation(src, strides, o, 0, n, False), o, strides)
+    band_of(src, dst, 0 if upper else -n, n if upper else 0, None, TRIU_ORDER,
+            False)
+    band_of(src.swapaxes(-1, -2), dst, -n if upper else 1, -1 if upper else n,
+            None, TRIU_ORDER, False, x)
+    return dst
+
+
+cdef cnp.ndarray packed_of(cnp.ndarray mat, cnp.ndarray vec, Packed packed,
+                           Py_ssize_t a, Py_ssize_t b, object fill):
+    """Run a PACK or UNPACK job between matrices and vectors; the band clamped."""
+    cdef Plan p
+    cdef char pattern[PATTERN_BYTES]
+    set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(vec), pattern)
+    if b < a:
+        b = a - 1
+    p.job.packed = packed
+    p.job.copy_kept = p.job.fill_rest = True
+    p.job.rest_untouched = False
+    if cnp.PyArray_SIZE(mat) == 0 or cnp.PyArray_ITEMSIZE(vec) == 0:
+        return mat if packed == UNPACK else vec
+    p.nb = plan_packed(&p.job, mat, cnp.PyArray_STRIDES(mat), vec, a, b)
+    if packed == UNPACK:
+        p.job.dst = <char *>cnp.PyArray_DATA(mat)
+    else:
+        p.job.dst = <char *>cnp.PyArray_DATA(vec)
+    p.work = work_bytes(&p.job, p.nb)
+    p.threads = thread_count(p.work, work_units(&p.job, p.nb))
+    if p.work >= NOGIL_MIN_BYTES:
+        with nogil:
+            run_job(&p.job, p.nb, p.threads)
+    else:
+        run_job(&p.job, p.nb, p.threads)
+    return mat if packed == UNPACK else vec
+
+
+def pack(cnp.ndarray src not None, cnp.ndarray dst not None, object lo, object hi):
+    """Write the elements of src's matrices in band (lo, hi), row after row,
+    along dst's last axis; return dst.
+
+    Preconditions, checked by the caller: src.ndim >= 2; dst of shape
+    src.shape[:-2] + (count,), count the band's elements, of src's itemsize,
+    writable and apart from src.
+    """
+    cdef int nd = matrix_dims(src)
+    cdef Py_ssize_t rows = cnp.PyArray_DIMS(src)[nd - 2]
+    cdef Py_ssize_t cols = cnp.PyArray_DIMS(src)[nd - 1]
+    return packed_of(src, dst, PACK, bound(lo, -rows, rows, cols),
+                     bound(hi, cols, rows, cols), None)
+
+
+def unpack(cnp.ndarray src not None, cnp.ndarray dst not None, object lo,
+           object hi, object fill=None):
+    """Write src's last axis into band (lo, hi) of dst's matrices, row after
+    row, and ``fill`` (one element's bytes; None: zeros) elsewhere; return
+    dst. Preconditions: as ``pack``'s, src and dst swapped."""
+    cdef int nd = matrix_dims(dst)
+    cdef Py_ssize_t rows = cnp.PyArray_DIMS(dst)[nd - 2]
+    cdef Py_ssize_t cols = cnp.PyArray_DIMS(dst)[nd - 1]
+    return packed_of(dst, src, UNPACK, bound(lo, -rows, rows, cols),
+                     bound(hi, cols, rows, cols), fill)
+
+
+def band_count(Py_ssize_t rows, Py_ssize_t cols, object lo, object hi):
+    """How many elements of a rows x cols matrix band (lo, hi) keeps."""
+    cdef Py_ssize_t a = bound(lo, -rows, rows, cols)
+    cdef Py_ssize_t b = bound(hi, cols, rows, cols)
+    return kept_in(a, b, rows, cols)
 
 
 _METHODS = {ROWS: "rows", STRIDED: "strided", TILED: "tiled",

@@ -43,6 +43,11 @@ cdef enum Method:              # how the crossed rows are written
     BAND_MASK       # contiguous short rows: dst = src & keep | fill-mask
     MATRICES        # tiny contiguous matrices, whole: the same, whole
 
+cdef enum Packed:              # which side of the job is a packed vector
+    UNPACKED        # neither: matrices to matrices
+    PACK            # dst: each matrix's kept elements, row after row
+    UNPACK          # src: the same, into matrices
+
 cdef enum Part:                # what a run of rows holds
     FILLED          # every element filled
     CROSSED         # a band's edge crosses each row
@@ -64,6 +69,10 @@ cdef struct Job:
     Py_ssize_t src_row, src_col, dst_row, dst_col
     bint copy_kept             # False in place: the kept part is already there
     bint fill_rest             # False into fresh zero pages
+    bint rest_untouched        # only the band may be written (mirror's halves)
+    Packed packed              # PACK, UNPACK: the packed side's element stride
+                               # is its _col, its batch steps its _step
+    const char *xor            # copied elements XOR this (conj), or NULL
     bint stream                # write with streaming stores (not in place)
     Method method
     Fill fill
@@ -154,13 +163,13 @@ cdef Py_ssize_t gcd(Py_ssize_t a, Py_ssize_t b) noexcept nogil:
     return a
 
 
-cdef void plan_batch(Job *job, cnp.ndarray src,
+cdef void plan_batch(Job *job, int nd, const cnp.npy_intp *shape,
+                     const cnp.npy_intp *sst,
                      const cnp.npy_intp *dst_strides) noexcept:
-    """Fill the batch dims: drop size-1 dims, merge dims that walk as one."""
-    cdef int d, nd = cnp.PyArray_NDIM(src) - 2
+    """Fill the batch dims (the first nd of shape, with src's and dst's
+    strides): drop size-1 dims, merge dims that walk as one."""
+    cdef int d
     cdef Py_ssize_t n, ss, ds
-    cdef cnp.npy_intp *shape = cnp.PyArray_DIMS(src)
-    cdef cnp.npy_intp *sst = cnp.PyArray_STRIDES(src)
     job.ndim = 0
     for d in range(nd):
         n = shape[d]
@@ -238,7 +247,8 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
         job.dst_row, job.dst_col = job.dst_col, job.dst_row
         job.a, job.b = -b, -a
 
-    plan_batch(job, src, dst_strides)
+    plan_batch(job, nd - 2, cnp.PyArray_DIMS(src), cnp.PyArray_STRIDES(src),
+               dst_strides)
     plan_runs(job)
     for d in range(job.ndim):
         nb *= job.shape[d]
@@ -251,7 +261,9 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
     job.stream = (TRILU_STREAM and job.copy_kept and job.fill.byte >= 0
                   and cnp.PyArray_NBYTES(src) >= STREAM_MIN_BYTES)
     job.method = STRIDED
-    if (job.dst_col == job.width and job.rows > 1
+    if job.xor != NULL and job.src_col == job.width:
+        pass                   # each element changed: never a memcpy or a mask
+    elif (job.dst_col == job.width and job.rows > 1
             and job.width <= TILE_MAX_WIDTH
             and job.rows * job.cols * job.width >= TILE_MIN_BYTES
             and abs(job.src_row) < abs(job.src_col)):
@@ -259,7 +271,7 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
     elif job.src_col == job.width and job.dst_col == job.width:
         job.method = ROWS
         if (crossed_rows(job) and job.src_row == row and job.dst_row == row
-                and row < MASK_ROW_BYTES):
+                and row < MASK_ROW_BYTES and not job.rest_untouched):
             if nb >= 2 and job.matrix_bytes <= TINY_MATRIX_BYTES:
                 job.method = MATRICES
             elif crossed_rows(job) * row * (1 + masked) <= MASK_MAX_BYTES:

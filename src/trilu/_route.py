@@ -35,20 +35,24 @@ def numpy_function(upper: bool) -> Any:
     return numpy_original("triu" if upper else "tril")
 
 
-def _keep_mask(rows: int, cols: int, k: int, upper: bool) -> np.ndarray:
-    """True where (i, j) is kept: j - i >= k (upper) or j - i <= k (lower)."""
+def _keep_mask(rows: int, cols: int, lo: int | None, hi: int | None) -> np.ndarray:
+    """True where (i, j) is kept: lo <= j - i <= hi (None: unbounded)."""
     offset = np.arange(cols) - np.arange(rows)[:, None]
-    return offset >= k if upper else offset <= k
+    keep = np.ones((rows, cols), bool)
+    if lo is not None:
+        keep &= offset >= max(-rows, min(lo, cols))
+    if hi is not None:
+        keep &= offset <= max(-rows, min(hi, cols))
+    return keep
 
 
 def _by_reference(
-    m: np.ndarray, k: int, upper: bool, out: np.ndarray, zero: Any
+    m: np.ndarray, keep: np.ndarray, out: np.ndarray, fill: np.ndarray
 ) -> np.ndarray:
     """Object and StringDType arrays: numpy copies the references, never bytes."""
-    rows, cols = m.shape[-2:]
     if out is not m:
         np.copyto(out, m, casting="equiv")  # numpy buffers an overlapping m
-    np.copyto(out, zero, where=~_keep_mask(rows, cols, k, upper))
+    np.copyto(out, fill, where=~keep)
     return out
 
 
@@ -60,42 +64,120 @@ def _recast(m: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return copy
 
 
-def triangle(
-    m: np.ndarray, k: int, upper: bool, out: Any, order: Any, onnx: bool
-) -> np.ndarray:
-    """The triangle of ndarray m, into out (validated here) or a new array."""
-    _validate.order(order)
+def _fill_bytes(fill: np.ndarray | None, dtype: np.dtype) -> bytes | None:
+    """The kernel's fill: one element's bytes in dtype, None for zeros (which
+    fresh zero pages already hold)."""
+    if fill is None:
+        return None
+    data = fill.astype(dtype).tobytes()
+    return data if any(data) else None
+
+
+def matrices(m: np.ndarray, onnx: bool) -> np.ndarray:
+    """m as a batch of matrices: a 1-D m is the rows of an n x n matrix
+    (numpy), refused by ONNX."""
     if m.ndim < 2:
         _validate.rank(m.shape, onnx)
-        n = m.shape[0]  # numpy: a 1-D m is taken as the rows of an n x n matrix
+        n = m.shape[0]
         if n * n * m.dtype.itemsize > sys.maxsize:
             raise MemoryError(f"a {n} x {n} result of {m.dtype} cannot be allocated")
         m = np.broadcast_to(m, (n, n))
+    return m
+
+
+def band(
+    m: np.ndarray,
+    lo: int | None,
+    hi: int | None,
+    fill: Any,
+    out: Any,
+    order: Any,
+    onnx: bool,
+) -> np.ndarray:
+    """Band (lo, hi) of ndarray m, the rest ``fill`` (validated here, None
+    for zeros), into out (validated here) or a new array."""
+    _validate.order(order)
+    m = matrices(m, onnx)
     dtype = m.dtype
+    rdtype = _validate.result_dtype(dtype)
+    if out is not None:
+        _validate.out(out, m.shape, rdtype)
+    value = None
+    if fill is not None or (onnx and dtype.kind == "O"):
+        value = _validate.fill(fill, rdtype, "" if onnx else None)
+    overlap = out is not None and _kernel.check_out(m, out)
+    if dtype.hasobject:
+        if value is None:  # numpy's zero: int 0 in object fields
+            value = _validate.fill(None, dtype)
+        if out is None:
+            out = _kernel.empty(m, rdtype, order)
+        return _by_reference(m, _keep_mask(*m.shape[-2:], lo, hi), out, value)
+    if out is None:
+        if rdtype != dtype:  # another byte order or layout: recast, then cut
+            src, out = _recast(m, rdtype), _kernel.empty(m, rdtype, order)
+            return _kernel.band(src, out, lo, hi, _fill_bytes(value, rdtype))
+        if rdtype is not dtype:  # metadata numpy drops: m viewed in its dtype
+            m = m.view(rdtype)
+        return _kernel.band(m, None, lo, hi, _fill_bytes(value, rdtype), order)
+    if out.dtype != dtype:  # another byte order or layout than out's
+        m = _recast(m, out.dtype)
+    elif overlap:  # a partial overlap: work on a copy of m
+        m = m.copy()
+    return _kernel.band(m, out, lo, hi, _fill_bytes(value, out.dtype))
+
+
+def triangle(
+    m: np.ndarray, k: int, upper: bool, out: Any, order: Any, onnx: bool
+) -> np.ndarray:
+    """triu (upper) or tril of ndarray m, with zeros."""
+    if upper:
+        return band(m, k, None, None, out, order, onnx)
+    return band(m, None, k, None, out, order, onnx)
+
+
+def _conj_bits(dtype: np.dtype) -> bytes | None:
+    """What conj XORs each element with: the sign bit of a complex number's
+    imaginary part (negation, bit for bit, NaNs included); None for real
+    numbers, their own conjugates."""
+    if dtype.kind != "c":
+        return None
+    minus = np.array(complex(0.0, -0.0), dtype).tobytes()
+    plus = np.array(0j, dtype).tobytes()
+    return bytes(x ^ y for x, y in zip(minus, plus, strict=True))
+
+
+def mirror(m: np.ndarray, upper: bool, conj: bool, out: Any, order: Any) -> np.ndarray:
+    """m's triangle (upper, diagonal included) and its transpose for the
+    other (conjugated with conj), into out (validated here) or a new array."""
+    _validate.order(order)
+    m = matrices(m, False)
+    _validate.square(m.shape, "mirror")
+    dtype = m.dtype
+    if conj and dtype.kind not in "iufcO":
+        raise TypeError(f"conj=True needs numbers with a conjugate, got dtype {dtype}")
     rdtype = _validate.result_dtype(dtype)
     if out is not None:
         _validate.out(out, m.shape, rdtype)
     overlap = out is not None and _kernel.check_out(m, out)
     if dtype.hasobject:
-        rows, cols = m.shape[-2:]
-        k = max(-rows, min(k, cols))
-        if onnx and dtype.kind == "O":
-            zero: Any = ""  # an ONNX string tensor as an object array
-        else:
-            zero = np.zeros((), dtype)  # numpy's zero: int 0 in object fields
+        other = np.swapaxes(m, -1, -2)
+        if conj:  # raises for objects without .conjugate, before any write
+            other = np.conjugate(other)
+        n = m.shape[-1]
+        keep = _keep_mask(n, n, 0, None) if upper else _keep_mask(n, n, None, 0)
         if out is None:
             out = _kernel.empty(m, rdtype, order)
-        return _by_reference(m, k, upper, out, zero)
+        elif overlap or out is m:  # the transpose is read from m's other half
+            other = other.copy()
+        return _by_reference(m, keep, out, other)
     if out is None:
-        if rdtype != dtype:  # another byte order or layout: recast, then cut
-            return _kernel.fill(
-                _recast(m, rdtype), _kernel.empty(m, rdtype, order), k, upper
-            )
-        if rdtype is not dtype:  # metadata numpy drops: m viewed in its dtype
+        if rdtype != dtype:  # another byte order or layout: recast first
+            m = _recast(m, rdtype)
+        elif rdtype is not dtype:
             m = m.view(rdtype)
-        return _kernel.fill(m, None, k, upper, order)
-    if out.dtype != dtype:  # another byte order or layout than out's
+        return _kernel.mirror(m, None, upper, _conj_bits(rdtype) if conj else None, order)
+    if out.dtype != dtype:
         m = _recast(m, out.dtype)
-    elif overlap:  # a partial overlap: work on a copy of m
+    elif overlap:
         m = m.copy()
-    return _kernel.fill(m, out, k, upper)
+    return _kernel.mirror(m, out, upper, _conj_bits(out.dtype) if conj else None)

@@ -19,11 +19,13 @@ _ndarray = np.ndarray
 # --- k and upper -------------------------------------------------------------
 
 
-def numpy_k(k: Any) -> int:
+def numpy_k(k: Any, name: str = "k") -> int:
     """numpy's k: anything integral, int-like or a 0-d array; never 1.5."""
     if isinstance(k, _ndarray):
         if k.ndim != 0:
-            raise TypeError(f"k must be an integer, got an array of shape {k.shape}")
+            raise TypeError(
+                f"{name} must be an integer, got an array of shape {k.shape}"
+            )
         k = k[()]
     if isinstance(k, np.bool_):  # numpy takes it as 0/1; it has no __index__
         return int(k)
@@ -35,8 +37,17 @@ def numpy_k(k: Any) -> int:
         value = float(k)
         if value.is_integer():  # 2.0 works, as in numpy; inf and nan do not
             return int(value)
-        raise TypeError(f"k must be an integer, got {type(k).__name__} {k!r}")
-    raise TypeError(f"k must be an integer, got {type(k).__name__}")
+        raise TypeError(f"{name} must be an integer, got {type(k).__name__} {k!r}")
+    raise TypeError(f"{name} must be an integer, got {type(k).__name__}")
+
+
+def flag(value: Any, name: str) -> bool:
+    """A keyword that is on or off: a bool (numpy's too), nothing else."""
+    if value is True or value is False:
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
 
 
 def onnx_k(k: Any) -> int:
@@ -117,6 +128,12 @@ def rank(shape: tuple[Any, ...], onnx: bool) -> None:
         )
 
 
+def square(shape: tuple[int, ...], name: str) -> None:
+    """Raise unless shape is a batch of square matrices."""
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise ValueError(f"{name} needs square matrices, got shape {shape}")
+
+
 def result_dtype(dtype: np.dtype) -> np.dtype:
     """numpy's result dtype, as its ``where`` finds it: native byte order,
     structured dtypes packed, a number's metadata dropped."""
@@ -153,3 +170,59 @@ def numpy_only(cls: type, out: Any, order: Any) -> None:
     for name, value in (("out", out), ("order", order)):
         if value is not None:
             raise TypeError(f"{name}= needs a numpy array input, got {cls.__name__}")
+
+
+# --- fill= -------------------------------------------------------------------------
+
+_PYTHON_NUMBERS = (bool, int, float, complex)
+
+
+def fill(fill: Any, dtype: np.dtype, zero: Any = None) -> np.ndarray:
+    """``fill`` as a 0-d array of ``dtype``, converted as numpy converts a
+    scalar into an array of that dtype (NEP 50: Python scalars are weak, an
+    int must fit, a float never becomes an int); None is numpy's zero of the
+    dtype, or ``zero`` where given (ONNX's "" for object strings).
+
+    Strings and objects are kept as given: an object fill is the object
+    itself, a string must be a ``str`` (``bytes`` for ``S``) that the dtype
+    holds whole.
+    """
+    value = np.zeros((), dtype)
+    if fill is None:
+        if zero is not None:
+            value[()] = zero
+        return value
+    kind = dtype.kind
+    if kind == "O":
+        value[()] = fill
+        return value
+    if kind in "UST":
+        text = bytes if kind == "S" else str
+        if not isinstance(fill, text):
+            raise TypeError(
+                f"fill must be a {text.__name__} for a result of dtype {dtype}, "
+                f"got {type(fill).__name__}"
+            )
+        value[()] = fill
+        if value[()] != fill:
+            raise ValueError(f"fill {fill!r} does not fit in dtype {dtype}")
+        return value
+    if isinstance(fill, _ndarray):
+        if fill.ndim != 0:
+            raise ValueError(f"fill must be a scalar, got an array of shape {fill.shape}")
+        fill = fill[()]
+    # An integer must fit: numpy 1.x casts a Python int, and numpy's
+    # same_kind casting wraps a numpy integer, where the value would be lost.
+    if kind in "iu" and isinstance(fill, (int, np.integer)) and not isinstance(
+        fill, (bool, np.bool_)
+    ):
+        info = np.iinfo(dtype)
+        if not info.min <= fill <= info.max:
+            raise OverflowError(f"fill={fill} is out of bounds for {dtype}")
+    try:
+        np.copyto(value, fill, casting="same_kind")
+    except (TypeError, ValueError) as error:
+        raise type(error)(
+            f"fill={fill!r} cannot be converted to the result's dtype {dtype}: {error}"
+        ) from None
+    return value

@@ -55,6 +55,8 @@ cdef Py_ssize_t row_cost(const Job *job, Py_ssize_t r) noexcept nogil:
         if stop > e[run]:
             kept += (kept_in(job.a, job.b, stop, job.cols)
                      - kept_in(job.a, job.b, e[run], job.cols))
+    if job.packed == PACK:         # the kept elements, read and written
+        return 2 * kept
     rest = r * job.cols - kept
     if not job.fill_rest:
         rest -= job.cols * filled

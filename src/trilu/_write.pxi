@@ -154,6 +154,33 @@ cdef inline void fill_run(elem_t *tag, char *d, Py_ssize_t ds, Py_ssize_t w,
 
 # --- rows one at a time ---------------------------------------------------------
 
+cdef inline void xor_elem(elem_t *v, const elem_t *x) noexcept nogil:
+    if elem_t is u128:
+        v.lo ^= x.lo
+        v.hi ^= x.hi
+    elif elem_t is not any_width:
+        v[0] ^= x[0]
+
+
+cdef void copy_xor(elem_t *tag, char *d, Py_ssize_t ds, const char *s,
+                   Py_ssize_t ss, Py_ssize_t count, Py_ssize_t w,
+                   const char *xor) noexcept nogil:
+    """count elements from s to d (strides ss, ds), each XORed with the
+    element `xor` on the way (conj: the imaginary part's sign bit)."""
+    cdef Py_ssize_t j, t
+    cdef elem_t v, x
+    if elem_t is any_width:
+        for j in range(count):
+            for t in range(w):
+                d[j * ds + t] = s[j * ss + t] ^ xor[t]
+    else:
+        memcpy(&x, xor, sizeof(elem_t))
+        for j in range(count):
+            memcpy(&v, s + j * ss, sizeof(elem_t))
+            xor_elem(&v, &x)
+            memcpy(d + j * ds, &v, sizeof(elem_t))
+
+
 cdef void strided_rows(elem_t *tag, const Job *job, Py_ssize_t so,
                        Py_ssize_t do, Py_ssize_t r0, Py_ssize_t r1,
                        Part part) noexcept nogil:
@@ -173,7 +200,9 @@ cdef void strided_rows(elem_t *tag, const Job *job, Py_ssize_t so,
         row_span(part, a, b, n, i, &lo, &hi)
         if rest:
             fill_run(tag, d, ds, w, lo, f)
-        if copy:
+        if copy and job.xor != NULL:
+            copy_xor(tag, d + lo * ds, ds, s + lo * ss, ss, hi - lo, w, job.xor)
+        elif copy:
             if elem_t is any_width:
                 for j in range(lo, hi):
                     memcpy(d + j * ds, s + j * ss, w)
@@ -261,6 +290,13 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
         s = job.src + so + b0 * sr
         d = job.dst + do + b0 * dr
         tile_head(job, d, b0, b1, part, &first, &last)
+        if direct and job.xor != NULL:     # (never narrower than direct)
+            for j in range(first, last):
+                column_rows(job, part, j, b0, b1, &top, &bottom)
+                copy_xor(tag, d + (top - b0) * dr + j * w, dr,
+                         s + (top - b0) * sr + j * ss, sr, bottom - top, w, job.xor)
+            b0 = b1
+            continue
         if direct:
             for j in range(first, last):
                 column_rows(job, part, j, b0, b1, &top, &bottom)
@@ -378,7 +414,7 @@ cdef void bulk(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
     cdef const char *s = job.src + so + low * job.src_row
     if kept and not job.copy_kept or not kept and not job.fill_rest:
         return
-    if not (job.bulk_src if kept else job.bulk_dst):
+    if not (job.bulk_src and job.xor == NULL if kept else job.bulk_dst):
         each_row(job, so, do, r0, r1, KEPT if kept else FILLED)
     elif job.stream:
         trilu_stream_row(d, s, 0, n if kept else 0, n, job.fill.byte)
@@ -502,7 +538,9 @@ cdef void runs_chunk(const Chunk *c) noexcept nogil:
             hi = min(stop, job.edge[r + 1])
             if lo < hi:
                 part = run_part(r)
-                if part == CROSSED:
+                if job.packed != UNPACKED:
+                    packed_rows(job, so, do, lo, hi, part)
+                elif part == CROSSED:
                     crossed(job, so, do, lo, hi)
                 else:
                     bulk(job, so, do, lo, hi, part == KEPT)

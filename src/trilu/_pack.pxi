@@ -1,0 +1,116 @@
+# --- packing: each matrix's kept elements, row after row, to and from a vector ----
+# (included by _kernel.pyx, before _write.pxi's chunks call packed_rows)
+#
+# Row i's span [lo, hi) sits in the packed vector at kept_in(a, b, i, cols),
+# the elements rows [0, i) keep: any row's place is known at once, so threads
+# split the rows of the batch as for a band, and a run of whole rows whose
+# two sides are contiguous is one memcpy.
+
+cdef inline void copy_elems(elem_t *tag, char *d, Py_ssize_t ds, const char *s,
+                            Py_ssize_t ss, Py_ssize_t count,
+                            Py_ssize_t w) noexcept nogil:
+    """count elements from s to d (strides ss, ds): one memcpy where both
+    are contiguous."""
+    cdef Py_ssize_t j
+    cdef elem_t v
+    if ds == w and ss == w:
+        memcpy(d, s, count * w)
+    elif elem_t is any_width:
+        for j in range(count):
+            memcpy(d + j * ds, s + j * ss, w)
+    else:
+        for j in range(count):
+            memcpy(&v, s + j * ss, sizeof(elem_t))
+            memcpy(d + j * ds, &v, sizeof(elem_t))
+
+
+cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
+                      Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
+    """Rows [r0, r1) of a matrix to (PACK) or from (UNPACK) the packed
+    vector; unpacked rows get the fill outside their span."""
+    cdef Py_ssize_t i, lo, hi, w = job.width, cols = job.cols
+    cdef bint pack = job.packed == PACK
+    cdef Py_ssize_t at = kept_in(job.a, job.b, r0, cols)
+    # the matrix side and the packed side: src and dst as the job goes
+    cdef Py_ssize_t mrow = job.src_row if pack else job.dst_row
+    cdef Py_ssize_t mcol = job.src_col if pack else job.dst_col
+    cdef Py_ssize_t pcol = job.dst_col if pack else job.src_col
+    cdef char *m = (<char *>job.src + so if pack else job.dst + do) + r0 * mrow
+    cdef char *p = (job.dst + do if pack else <char *>job.src + so) + at * pcol
+    if part == KEPT and mcol == w and mrow == cols * w and pcol == w:
+        if pack:               # whole rows, both sides contiguous
+            memcpy(p, m, (r1 - r0) * cols * w)
+        else:
+            memcpy(m, p, (r1 - r0) * cols * w)
+        return
+    for i in range(r0, r1):
+        row_span(part, job.a, job.b, cols, i, &lo, &hi)
+        if pack:
+            copy_elems(tag, p, pcol, m + lo * mcol, mcol, hi - lo, w)
+        else:
+            fill_run(tag, m, mcol, w, lo, job.fill)
+            copy_elems(tag, m + lo * mcol, mcol, p, pcol, hi - lo, w)
+            fill_run(tag, m + hi * mcol, mcol, w, cols - hi, job.fill)
+        p += (hi - lo) * pcol
+        m += mrow
+
+
+cdef void packed_rows(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
+                      Py_ssize_t r1, Part part) noexcept nogil:
+    """packed_span by the specialization for the element width."""
+    cdef Py_ssize_t w = job.width
+    if part == FILLED and job.packed == PACK:
+        return                 # nothing of these rows is packed
+    if w == 8:
+        packed_span(<uint64_t *>NULL, job, so, do, r0, r1, part)
+    elif w == 4:
+        packed_span(<uint32_t *>NULL, job, so, do, r0, r1, part)
+    elif w == 2:
+        packed_span(<uint16_t *>NULL, job, so, do, r0, r1, part)
+    elif w == 1:
+        packed_span(<uint8_t *>NULL, job, so, do, r0, r1, part)
+    elif w == 16:
+        packed_span(<u128 *>NULL, job, so, do, r0, r1, part)
+    else:
+        packed_span(<any_width *>NULL, job, so, do, r0, r1, part)
+
+
+cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_strides,
+                            cnp.ndarray vec, Py_ssize_t a, Py_ssize_t b) noexcept:
+    """Fill the job for matrices of mat's shape (strides mat_strides) and the
+    packed vectors vec (the band clamped, the fill and job.packed set): rows
+    walked as they are (the packed order is the matrices' row order); return
+    the number of matrices."""
+    cdef int d, nd = cnp.PyArray_NDIM(mat)
+    cdef Py_ssize_t nb = 1
+    cdef const cnp.npy_intp *vs = cnp.PyArray_STRIDES(vec)
+    cdef bint pack = job.packed == PACK
+    job.width = cnp.PyArray_ITEMSIZE(vec)
+    job.rows = cnp.PyArray_DIMS(mat)[nd - 2]
+    job.cols = cnp.PyArray_DIMS(mat)[nd - 1]
+    job.a = a
+    job.b = b
+    job.mask = job.fill_mask = NULL
+    job.xor = NULL
+    job.stream = False
+    job.method = STRIDED
+    job.flat = False
+    job.block = 1
+    job.matrix_bytes = job.rows * job.cols * job.width
+    job.bulk_src = job.bulk_dst = False
+    if pack:
+        job.src = <const char *>cnp.PyArray_DATA(mat)
+        job.src_row, job.src_col = mat_strides[nd - 2], mat_strides[nd - 1]
+        job.dst_col = vs[nd - 2]
+        job.dst_row = 0
+        plan_batch(job, nd - 2, cnp.PyArray_DIMS(mat), mat_strides, vs)
+    else:
+        job.src = <const char *>cnp.PyArray_DATA(vec)
+        job.dst_row, job.dst_col = mat_strides[nd - 2], mat_strides[nd - 1]
+        job.src_col = vs[nd - 2]
+        job.src_row = 0
+        plan_batch(job, nd - 2, cnp.PyArray_DIMS(mat), vs, mat_strides)
+    runs_of(job.rows, job.cols, job.a, job.b, job.edge)
+    for d in range(job.ndim):
+        nb *= job.shape[d]
+    return nb

@@ -1,0 +1,261 @@
+"""Packed triangles: each matrix's kept elements as a vector, and back.
+
+The packed order is numpy's ``m[..., r, c]`` with ``r, c =
+np.triu_indices(n, k, m)`` (or ``tril_indices``): row after row, as LAPACK's
+packed storage of a lower triangle, ``scipy.spatial.distance.squareform``
+(``k=1``) and TensorFlow Probability's ``fill_triangular`` store them. The
+kernel copies each row's span, with no index arrays: dtypes that hold
+references (object, StringDType) go through numpy's own indexing instead.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from . import _kernel, _route, _validate
+
+_ndarray = np.ndarray
+
+
+def _array(x: Any, name: str) -> np.ndarray:
+    """x as a numpy array: dask and other libraries' arrays refused."""
+    if not isinstance(x, _ndarray):
+        cls = type(x)
+        if hasattr(cls, "__array_function__"):
+            raise TypeError(
+                f"{name} takes numpy arrays, got {cls.__module__}.{cls.__name__}"
+                + (" (compute it first)" if cls.__module__.startswith("dask") else "")
+            )
+        x = np.asarray(x)
+    return x
+
+
+def _band(k: Any, upper: Any) -> tuple[int | None, int | None]:
+    """The band (lo, hi) of triu(k) (upper) or tril(k)."""
+    if type(k) is not int:
+        k = _validate.numpy_k(k)
+    if _validate.flag(upper, "upper"):
+        return k, None
+    return None, k
+
+
+def _out(out: Any, shape: tuple[int, ...], dtype: np.dtype, src: np.ndarray) -> Any:
+    """Check out; return src as the kernel must read it: in out's byte order,
+    and copied first where out shares its memory."""
+    _validate.out(out, shape, dtype)
+    if not out.flags.writeable:
+        raise ValueError("out is read-only")
+    if out.size and 0 in out.strides and out.size > 1:
+        raise ValueError("out has a zero stride: its elements overlap")
+    if out.dtype != src.dtype:
+        return src.astype(out.dtype)
+    if np.may_share_memory(out, src):
+        return src.copy()
+    return src
+
+
+def pack(m: Any, k: Any = 0, *, upper: bool = True, out: np.ndarray | None = None) -> Any:
+    """The kept triangle of each matrix as a vector: ``m[..., r, c]`` with
+    ``r, c = np.triu_indices(N, k, M)`` (or ``tril_indices``), bit for bit,
+    without the index arrays.
+
+    Parameters
+    ----------
+    m : array_like
+        Matrices, shape ``(..., N, M)``, of any dtype.
+    k : int, optional
+        The diagonal offset, as in :func:`triu` and :func:`tril`.
+    upper : bool, optional
+        Pack the upper triangle (the default, as :func:`triu` keeps it) or
+        the lower one (as :func:`tril`).
+    out : numpy.ndarray, optional
+        Where to write the result: a writable array of shape
+        ``m.shape[:-2] + (P,)`` and `m`'s dtype (either byte order).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``m.shape[:-2] + (P,)``, P the elements each triangle keeps,
+        in row-major order; `out` if given.
+
+    Raises
+    ------
+    TypeError
+        If `m` is a dask array, `k` is not an integer, or `out` is not a
+        numpy array of `m`'s dtype.
+    ValueError
+        If `m` has fewer than 2 dimensions, or `out` another shape.
+
+    See Also
+    --------
+    unpack : The inverse.
+
+    Examples
+    --------
+    >>> import numpy as np, trilu
+    >>> x = np.arange(1, 10).reshape(3, 3)
+    >>> trilu.pack(x)
+    array([1, 2, 3, 5, 6, 9])
+    >>> trilu.pack(x, -1, upper=False)
+    array([4, 7, 8])
+    """
+    m = _array(m, "pack")
+    lo, hi = _band(k, upper)
+    if m.ndim < 2:
+        raise ValueError(f"pack needs matrices (2 or more dimensions), got shape {m.shape}")
+    rows, cols = m.shape[-2:]
+    shape = (*m.shape[:-2], _kernel.band_count(rows, cols, lo, hi))
+    if out is not None:
+        m = _out(out, shape, m.dtype, m)
+    if m.dtype.hasobject:  # references: numpy's indexing copies them
+        r, c = _kernel.triangle_indices(rows, cols, lo if hi is None else hi, hi is None)
+        if out is None:
+            return m[..., r, c]
+        out[...] = m[..., r, c]
+        return out
+    if out is None:
+        out = np.empty(shape, m.dtype)
+    return _kernel.pack(m, out, lo, hi)
+
+
+def _rows(count: int, lo: int | None, hi: int | None, k: int, upper: bool) -> int:
+    """The one n whose n x n matrix keeps `count` elements of band (lo, hi)."""
+    def kept(n: int) -> int:
+        return int(_kernel.band_count(n, n, lo, hi))
+
+    low, high = 0, math.isqrt(2 * count) + abs(max(-(1 << 62), min(k, 1 << 62))) + 2
+    while low < high:  # the smallest n that keeps count or more (kept grows with n)
+        mid = (low + high) // 2
+        if kept(mid) < count:
+            low = mid + 1
+        else:
+            high = mid
+    side = "upper" if upper else "lower"
+    if kept(low) != count:
+        raise ValueError(
+            f"v's last axis has {count} elements, but no square matrix's {side} "
+            f"triangle with k={k} has that many (n={low - 1} has {kept(low - 1)}, "
+            f"n={low} has {kept(low)}): give n"
+        )
+    if kept(low + 1) == count:
+        raise ValueError(
+            f"v's last axis has {count} elements, which square matrices of "
+            f"n={low} and n={low + 1} both keep with k={k}: give n"
+        )
+    return low
+
+
+def _size(n: Any, name: str) -> int:
+    """A matrix side: a non-negative integer."""
+    n = _validate.numpy_k(n, name)
+    if n < 0:
+        raise ValueError(f"{name} must be 0 or more, got {n}")
+    return n
+
+
+def unpack(
+    v: Any,
+    n: Any = None,
+    m: Any = None,
+    k: Any = 0,
+    *,
+    upper: bool = True,
+    fill: Any = None,
+    out: np.ndarray | None = None,
+) -> Any:
+    """Matrices from packed triangles, the inverse of :func:`pack`: each
+    vector's elements go to the kept positions, row after row, and the rest
+    get `fill`.
+
+    ``o = np.zeros(v.shape[:-1] + (n, m)); o[..., r, c] = v`` bit for bit,
+    with ``r, c = np.triu_indices(n, k, m)`` (or ``tril_indices``).
+
+    Parameters
+    ----------
+    v : array_like
+        Packed vectors along the last axis, shape ``(..., P)``, any dtype.
+    n : int, optional
+        The rows of each matrix. Omitted, the matrices are square, of the
+        one n whose triangle keeps P elements (``k=1`` is
+        ``squareform``'s case).
+    m : int, optional
+        The columns of each matrix; `n` by default.
+    k : int, optional
+        The diagonal offset, as in :func:`pack`.
+    upper : bool, optional
+        The upper triangle (the default) or the lower one.
+    fill : scalar, optional
+        What the other elements get instead of zero, as in :func:`triu`.
+    out : numpy.ndarray, optional
+        Where to write the result: a writable array of shape
+        ``v.shape[:-1] + (n, m)`` and `v`'s dtype.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``v.shape[:-1] + (n, m)``; `out` if given.
+
+    Raises
+    ------
+    TypeError
+        If `v` is a dask array, `n`, `m` or `k` is not an integer, `fill` is
+        not of `v`'s kind, or `out` is not a numpy array of `v`'s dtype.
+    OverflowError
+        If an integer `fill` is out of the dtype's range.
+    ValueError
+        If P fits no square matrix (or more than one), or not the given n
+        and m; if `v` is 0-D or `out` has another shape.
+
+    Examples
+    --------
+    >>> import numpy as np, trilu
+    >>> trilu.unpack(np.array([1, 2, 3, 5, 6, 9]))
+    array([[1, 2, 3],
+           [0, 5, 6],
+           [0, 0, 9]])
+    >>> trilu.unpack(np.array([1., 2., 3.]), k=1, fill=np.nan)
+    array([[nan,  1.,  2.],
+           [nan, nan,  3.],
+           [nan, nan, nan]])
+    """
+    v = _array(v, "unpack")
+    lo, hi = _band(k, upper)
+    k = lo if hi is None else hi
+    if v.ndim < 1:
+        raise ValueError("unpack needs packed vectors (1 or more dimensions), got a 0-D array")
+    count = v.shape[-1]
+    if n is None:
+        if m is not None:
+            raise TypeError("unpack: m needs n (omit both for a square result)")
+        rows = cols = _rows(count, lo, hi, k, hi is None)
+    else:
+        rows = _size(n, "n")
+        cols = rows if m is None else _size(m, "m")
+        need = _kernel.band_count(rows, cols, lo, hi)
+        if need != count:
+            side = "upper" if hi is None else "lower"
+            raise ValueError(
+                f"v's last axis has {count} elements, but the {side} triangle of "
+                f"a {rows} x {cols} matrix with k={k} has {need}"
+            )
+    shape = (*v.shape[:-1], rows, cols)
+    value = _validate.fill(fill, v.dtype) if fill is not None else None
+    if out is not None:
+        v = _out(out, shape, v.dtype, v)
+    if v.dtype.hasobject:
+        if out is None:
+            out = np.empty(shape, v.dtype)
+        out[...] = value if value is not None else _validate.fill(None, v.dtype)
+        r, c = _kernel.triangle_indices(rows, cols, k, hi is None)
+        out[..., r, c] = v
+        return out
+    if out is None:
+        out = np.empty(shape, v.dtype)
+    data = None if value is None else value.astype(out.dtype).tobytes()
+    return _kernel.unpack(v, out, lo, hi, data if data and any(data) else None)
+
+
+__all__ = ["pack", "unpack"]
