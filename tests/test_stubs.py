@@ -65,27 +65,34 @@ def test_kernel_names_match_stub() -> None:
     public = {n for n in vars(_kernel) if not n.startswith("_")}
     names = {
         "band",
+        "band_count",
         "check_out",
         "empty",
         "explain",
         "explain_band",
         "fill",
         "fill_plain",
+        "mirror",
+        "pack",
         "set_num_threads",
         "get_num_threads",
         "cap_threads",
         "tri",
         "triangle_indices",
+        "unpack",
     }
     assert public >= names
     assert public - names <= {"np", "cnp", "os"}
 
 
 def test_public_api() -> None:
-    """trilu exports the thirteen functions and __version__, with their signatures."""
+    """trilu exports the eighteen functions and __version__, with their signatures."""
     assert set(trilu.__all__) == {
         "__version__",
+        "band",
         "get_num_threads",
+        "mirror",
+        "pack",
         "patched",
         "restore_numpy",
         "set_num_threads",
@@ -97,16 +104,32 @@ def test_public_api() -> None:
         "triu",
         "triu_indices",
         "triu_indices_from",
+        "unpack",
         "use_in_numpy",
     }
     P = inspect.Parameter
     expected = {
         "triu": [("m", P.POSITIONAL_OR_KEYWORD, P.empty),
-                 ("k", P.POSITIONAL_OR_KEYWORD, 0), ("order", P.KEYWORD_ONLY, None),
-                 ("out", P.KEYWORD_ONLY, None)],
+                 ("k", P.POSITIONAL_OR_KEYWORD, 0), ("fill", P.KEYWORD_ONLY, None),
+                 ("order", P.KEYWORD_ONLY, None), ("out", P.KEYWORD_ONLY, None)],
         "tril": [("m", P.POSITIONAL_OR_KEYWORD, P.empty),
-                 ("k", P.POSITIONAL_OR_KEYWORD, 0), ("order", P.KEYWORD_ONLY, None),
+                 ("k", P.POSITIONAL_OR_KEYWORD, 0), ("fill", P.KEYWORD_ONLY, None),
+                 ("order", P.KEYWORD_ONLY, None), ("out", P.KEYWORD_ONLY, None)],
+        "band": [("m", P.POSITIONAL_OR_KEYWORD, P.empty),
+                 ("lo", P.POSITIONAL_OR_KEYWORD, None),
+                 ("hi", P.POSITIONAL_OR_KEYWORD, None), ("fill", P.KEYWORD_ONLY, None),
+                 ("order", P.KEYWORD_ONLY, None), ("out", P.KEYWORD_ONLY, None)],
+        "mirror": [("m", P.POSITIONAL_OR_KEYWORD, P.empty),
+                   ("upper", P.KEYWORD_ONLY, True), ("conj", P.KEYWORD_ONLY, False),
+                   ("order", P.KEYWORD_ONLY, None), ("out", P.KEYWORD_ONLY, None)],
+        "pack": [("m", P.POSITIONAL_OR_KEYWORD, P.empty),
+                 ("k", P.POSITIONAL_OR_KEYWORD, 0), ("upper", P.KEYWORD_ONLY, True),
                  ("out", P.KEYWORD_ONLY, None)],
+        "unpack": [("v", P.POSITIONAL_OR_KEYWORD, P.empty),
+                   ("n", P.POSITIONAL_OR_KEYWORD, None),
+                   ("m", P.POSITIONAL_OR_KEYWORD, None),
+                   ("k", P.POSITIONAL_OR_KEYWORD, 0), ("upper", P.KEYWORD_ONLY, True),
+                   ("fill", P.KEYWORD_ONLY, None), ("out", P.KEYWORD_ONLY, None)],
         "trilu": [("input", P.POSITIONAL_OR_KEYWORD, P.empty),
                   ("k", P.POSITIONAL_OR_KEYWORD, 0),
                   ("upper", P.POSITIONAL_OR_KEYWORD, True),
@@ -166,6 +189,11 @@ assert_type(trilu.tril(batch, np.int64(-1)), npt.NDArray[np.int64])
 assert_type(trilu.triu(x, k=k0), npt.NDArray[np.float32])
 assert_type(trilu.trilu(batch, k0, upper=0), npt.NDArray[np.int64])
 assert_type(trilu.triu(x, order="F"), npt.NDArray[np.float32])
+assert_type(trilu.tril(x, fill=-np.inf), npt.NDArray[np.float32])
+assert_type(trilu.band(n, -1, None, fill=7), npt.NDArray[np.int64])
+assert_type(trilu.mirror(x, upper=False, out=out), npt.NDArray[np.float64])
+assert_type(trilu.pack(batch, 1), npt.NDArray[np.int64])
+assert_type(trilu.unpack(trilu.pack(x), 3, k=0, fill=np.nan), npt.NDArray[np.float32])
 assert_type(trilu.get_num_threads(), int)
 assert_type(trilu.set_num_threads(2), None)
 assert_type(trilu.onnx.Trilu.op_domain, str)

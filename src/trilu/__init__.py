@@ -18,12 +18,12 @@ from ._indices import (
     triu_indices_from,
 )
 from ._numpy_patch import patched, restore_numpy, use_in_numpy
-from ._pack import pack, unpack
 from ._threads import get_num_threads, set_num_threads
 from ._version import __version__
 
 if not TYPE_CHECKING:
     from ._api import band, mirror, tril, trilu, triu
+    from ._pack import pack, unpack
 
     def __getattr__(name: str) -> Any:
         """``trilu.onnx``, imported on first use (it needs onnx)."""
@@ -58,32 +58,215 @@ else:
 
     @overload
     def triu(
-        m: ArrayLike, k: _K = 0, *, order: _Order = None, out: _ArrayT
+        m: ArrayLike,
+        k: _K = 0,
+        *,
+        fill: object = None,
+        order: _Order = None,
+        out: _ArrayT,
     ) -> _ArrayT: ...
     @overload
     def triu(
-        m: _ArrayLike[_ScalarT], k: _K = 0, *, order: _Order = None, out: None = None
+        m: _ArrayLike[_ScalarT],
+        k: _K = 0,
+        *,
+        fill: object = None,
+        order: _Order = None,
+        out: None = None,
     ) -> NDArray[_ScalarT]: ...
     @overload
     def triu(
-        m: ArrayLike, k: _K = 0, *, order: _Order = None, out: None = None
+        m: ArrayLike,
+        k: _K = 0,
+        *,
+        fill: object = None,
+        order: _Order = None,
+        out: None = None,
     ) -> NDArray[Any]: ...
-    def triu(m: Any, k: Any = 0, *, order: _Order = None, out: Any = None) -> Any: ...
+    def triu(
+        m: Any,
+        k: Any = 0,
+        *,
+        fill: object = None,
+        order: _Order = None,
+        out: Any = None,
+    ) -> Any: ...
 
     # keep in sync with `triu`
     @overload
     def tril(
-        m: ArrayLike, k: _K = 0, *, order: _Order = None, out: _ArrayT
+        m: ArrayLike,
+        k: _K = 0,
+        *,
+        fill: object = None,
+        order: _Order = None,
+        out: _ArrayT,
     ) -> _ArrayT: ...
     @overload
     def tril(
-        m: _ArrayLike[_ScalarT], k: _K = 0, *, order: _Order = None, out: None = None
+        m: _ArrayLike[_ScalarT],
+        k: _K = 0,
+        *,
+        fill: object = None,
+        order: _Order = None,
+        out: None = None,
     ) -> NDArray[_ScalarT]: ...
     @overload
     def tril(
-        m: ArrayLike, k: _K = 0, *, order: _Order = None, out: None = None
+        m: ArrayLike,
+        k: _K = 0,
+        *,
+        fill: object = None,
+        order: _Order = None,
+        out: None = None,
     ) -> NDArray[Any]: ...
-    def tril(m: Any, k: Any = 0, *, order: _Order = None, out: Any = None) -> Any: ...
+    def tril(
+        m: Any,
+        k: Any = 0,
+        *,
+        fill: object = None,
+        order: _Order = None,
+        out: Any = None,
+    ) -> Any: ...
+
+    # band's bounds: numpy's k, or None for unbounded
+    _Bound: TypeAlias = _K | None
+
+    @overload
+    def band(
+        m: ArrayLike,
+        lo: _Bound = None,
+        hi: _Bound = None,
+        *,
+        fill: object = None,
+        order: _Order = None,
+        out: _ArrayT,
+    ) -> _ArrayT: ...
+    @overload
+    def band(
+        m: _ArrayLike[_ScalarT],
+        lo: _Bound = None,
+        hi: _Bound = None,
+        *,
+        fill: object = None,
+        order: _Order = None,
+        out: None = None,
+    ) -> NDArray[_ScalarT]: ...
+    @overload
+    def band(
+        m: ArrayLike,
+        lo: _Bound = None,
+        hi: _Bound = None,
+        *,
+        fill: object = None,
+        order: _Order = None,
+        out: None = None,
+    ) -> NDArray[Any]: ...
+    def band(
+        m: Any,
+        lo: Any = None,
+        hi: Any = None,
+        *,
+        fill: object = None,
+        order: _Order = None,
+        out: Any = None,
+    ) -> Any: ...
+
+    @overload
+    def mirror(
+        m: ArrayLike,
+        *,
+        upper: bool = True,
+        conj: bool = False,
+        order: _Order = None,
+        out: _ArrayT,
+    ) -> _ArrayT: ...
+    @overload
+    def mirror(
+        m: _ArrayLike[_ScalarT],
+        *,
+        upper: bool = True,
+        conj: bool = False,
+        order: _Order = None,
+        out: None = None,
+    ) -> NDArray[_ScalarT]: ...
+    @overload
+    def mirror(
+        m: ArrayLike,
+        *,
+        upper: bool = True,
+        conj: bool = False,
+        order: _Order = None,
+        out: None = None,
+    ) -> NDArray[Any]: ...
+    def mirror(
+        m: Any,
+        *,
+        upper: bool = True,
+        conj: bool = False,
+        order: _Order = None,
+        out: Any = None,
+    ) -> Any: ...
+
+    @overload
+    def pack(
+        m: ArrayLike, k: _K = 0, *, upper: bool = True, out: _ArrayT
+    ) -> _ArrayT: ...
+    @overload
+    def pack(
+        m: _ArrayLike[_ScalarT], k: _K = 0, *, upper: bool = True, out: None = None
+    ) -> NDArray[_ScalarT]: ...
+    @overload
+    def pack(
+        m: ArrayLike, k: _K = 0, *, upper: bool = True, out: None = None
+    ) -> NDArray[Any]: ...
+    def pack(m: Any, k: Any = 0, *, upper: bool = True, out: Any = None) -> Any: ...
+
+    _Side: TypeAlias = SupportsIndex | None
+
+    @overload
+    def unpack(
+        v: ArrayLike,
+        n: _Side = None,
+        m: _Side = None,
+        k: _K = 0,
+        *,
+        upper: bool = True,
+        fill: object = None,
+        out: _ArrayT,
+    ) -> _ArrayT: ...
+    @overload
+    def unpack(
+        v: _ArrayLike[_ScalarT],
+        n: _Side = None,
+        m: _Side = None,
+        k: _K = 0,
+        *,
+        upper: bool = True,
+        fill: object = None,
+        out: None = None,
+    ) -> NDArray[_ScalarT]: ...
+    @overload
+    def unpack(
+        v: ArrayLike,
+        n: _Side = None,
+        m: _Side = None,
+        k: _K = 0,
+        *,
+        upper: bool = True,
+        fill: object = None,
+        out: None = None,
+    ) -> NDArray[Any]: ...
+    def unpack(
+        v: Any,
+        n: Any = None,
+        m: Any = None,
+        k: Any = 0,
+        *,
+        upper: bool = True,
+        fill: object = None,
+        out: Any = None,
+    ) -> Any: ...
 
     @overload
     def trilu(
@@ -103,6 +286,7 @@ else:
         order: _Order = None,
         out: None = None,
     ) -> NDArray[_ScalarT]: ...
+
     @overload
     def trilu(
         input: ArrayLike,

@@ -33,8 +33,8 @@ def _foreign(
         from . import _dask  # noqa: PLC0415  (dask is optional: only now)
 
         return _dask.band(m, lo, hi, fill, onnx=onnx, name=name)
-    if fill is None and name in ("triu", "tril"):
-        return _route.numpy_function(name == "triu")(m, lo if hi is None else hi)
+    if fill is None and name != "band":  # numpy's triu or tril
+        return _route.numpy_function(hi is None)(m, lo if hi is None else hi)
     raise TypeError(
         f"{name}{' with fill=' if fill is not None else ''} takes numpy and dask "
         f"arrays, got {cls.__module__}.{cls.__name__}"
@@ -159,7 +159,10 @@ def triu(
            [-inf, -inf,   1.],
            [-inf, -inf, -inf]])
     """
-    if fill is None and (result := _kernel.fill_plain(m, k, True, out, order)) is not None:
+    if (
+        fill is None
+        and (result := _kernel.fill_plain(m, k, True, out, order)) is not None
+    ):
         return result
     return _numpy_triangle(m, k, True, fill, out, order)
 
@@ -235,7 +238,10 @@ def tril(
            [1., 1., 0.],
            [1., 1., 1.]], dtype=float32)
     """
-    if fill is None and (result := _kernel.fill_plain(m, k, False, out, order)) is not None:
+    if (
+        fill is None
+        and (result := _kernel.fill_plain(m, k, False, out, order)) is not None
+    ):
         return result
     return _numpy_triangle(m, k, False, fill, out, order)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _kernel, _route, _validate
+from . import _kernel, _validate
 
 _ndarray = np.ndarray
 
@@ -30,7 +30,8 @@ def _array(x: Any, name: str) -> np.ndarray:
                 + (" (compute it first)" if cls.__module__.startswith("dask") else "")
             )
         x = np.asarray(x)
-    return x
+    array: np.ndarray = x
+    return array
 
 
 def _band(k: Any, upper: Any) -> tuple[int | None, int | None]:
@@ -57,7 +58,9 @@ def _out(out: Any, shape: tuple[int, ...], dtype: np.dtype, src: np.ndarray) -> 
     return src
 
 
-def pack(m: Any, k: Any = 0, *, upper: bool = True, out: np.ndarray | None = None) -> Any:
+def pack(
+    m: Any, k: Any = 0, *, upper: bool = True, out: np.ndarray | None = None
+) -> Any:
     """The kept triangle of each matrix as a vector: ``m[..., r, c]`` with
     ``r, c = np.triu_indices(N, k, M)`` (or ``tril_indices``), bit for bit,
     without the index arrays.
@@ -105,13 +108,17 @@ def pack(m: Any, k: Any = 0, *, upper: bool = True, out: np.ndarray | None = Non
     m = _array(m, "pack")
     lo, hi = _band(k, upper)
     if m.ndim < 2:
-        raise ValueError(f"pack needs matrices (2 or more dimensions), got shape {m.shape}")
+        raise ValueError(
+            f"pack needs matrices (2 or more dimensions), got shape {m.shape}"
+        )
     rows, cols = m.shape[-2:]
     shape = (*m.shape[:-2], _kernel.band_count(rows, cols, lo, hi))
     if out is not None:
         m = _out(out, shape, m.dtype, m)
     if m.dtype.hasobject:  # references: numpy's indexing copies them
-        r, c = _kernel.triangle_indices(rows, cols, lo if hi is None else hi, hi is None)
+        r, c = _kernel.triangle_indices(
+            rows, cols, lo if hi is None else hi, hi is None
+        )
         if out is None:
             return m[..., r, c]
         out[...] = m[..., r, c]
@@ -123,6 +130,7 @@ def pack(m: Any, k: Any = 0, *, upper: bool = True, out: np.ndarray | None = Non
 
 def _rows(count: int, lo: int | None, hi: int | None, k: int, upper: bool) -> int:
     """The one n whose n x n matrix keeps `count` elements of band (lo, hi)."""
+
     def kept(n: int) -> int:
         return int(_kernel.band_count(n, n, lo, hi))
 
@@ -150,10 +158,10 @@ def _rows(count: int, lo: int | None, hi: int | None, k: int, upper: bool) -> in
 
 def _size(n: Any, name: str) -> int:
     """A matrix side: a non-negative integer."""
-    n = _validate.numpy_k(n, name)
-    if n < 0:
-        raise ValueError(f"{name} must be 0 or more, got {n}")
-    return n
+    side = _validate.numpy_k(n, name)
+    if side < 0:
+        raise ValueError(f"{name} must be 0 or more, got {side}")
+    return side
 
 
 def unpack(
@@ -225,7 +233,9 @@ def unpack(
     lo, hi = _band(k, upper)
     k = lo if hi is None else hi
     if v.ndim < 1:
-        raise ValueError("unpack needs packed vectors (1 or more dimensions), got a 0-D array")
+        raise ValueError(
+            "unpack needs packed vectors (1 or more dimensions), got a 0-D array"
+        )
     count = v.shape[-1]
     if n is None:
         if m is not None:

@@ -111,7 +111,8 @@ def band(
             value = _validate.fill(None, dtype)
         if out is None:
             out = _kernel.empty(m, rdtype, order)
-        return _by_reference(m, _keep_mask(*m.shape[-2:], lo, hi), out, value)
+        rows, cols = m.shape[-2:]
+        return _by_reference(m, _keep_mask(rows, cols, lo, hi), out, value)
     if out is None:
         if rdtype != dtype:  # another byte order or layout: recast, then cut
             src, out = _recast(m, rdtype), _kernel.empty(m, rdtype, order)
@@ -175,7 +176,9 @@ def mirror(m: np.ndarray, upper: bool, conj: bool, out: Any, order: Any) -> np.n
             m = _recast(m, rdtype)
         elif rdtype is not dtype:
             m = m.view(rdtype)
-        return _kernel.mirror(m, None, upper, _conj_bits(rdtype) if conj else None, order)
+        return _kernel.mirror(
+            m, None, upper, _conj_bits(rdtype) if conj else None, order
+        )
     if out.dtype != dtype:
         m = _recast(m, out.dtype)
     elif overlap:

@@ -209,12 +209,16 @@ def fill(fill: Any, dtype: np.dtype, zero: Any = None) -> np.ndarray:
         return value
     if isinstance(fill, _ndarray):
         if fill.ndim != 0:
-            raise ValueError(f"fill must be a scalar, got an array of shape {fill.shape}")
+            raise ValueError(
+                f"fill must be a scalar, got an array of shape {fill.shape}"
+            )
         fill = fill[()]
     # An integer must fit: numpy 1.x casts a Python int, and numpy's
     # same_kind casting wraps a numpy integer, where the value would be lost.
-    if kind in "iu" and isinstance(fill, (int, np.integer)) and not isinstance(
-        fill, (bool, np.bool_)
+    if (
+        kind in "iu"
+        and isinstance(fill, (int, np.integer))
+        and not isinstance(fill, (bool, np.bool_))
     ):
         info = np.iinfo(dtype)
         if not info.min <= fill <= info.max:
