@@ -143,8 +143,11 @@ cdef int set_fill(Fill *f, object fill, Py_ssize_t width, char *buf) except -1:
         f.pattern_bytes = width
         return 0
     f.pattern_bytes = PATTERN_BYTES // width * width
-    for t in range(0, f.pattern_bytes, width):
-        memcpy(buf + t, e, width)
+    memcpy(buf, e, width)
+    t = width
+    while t < f.pattern_bytes:     # doubling: a few calls, not one an element
+        memcpy(buf + t, buf, min(t, f.pattern_bytes - t))
+        t *= 2
     f.pattern = buf
     return 0
 

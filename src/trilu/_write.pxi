@@ -116,7 +116,8 @@ cdef inline void batch_next(const Job *job, Py_ssize_t *idx,
 
 cdef inline void fill_bytes(char *d, Py_ssize_t n, Fill f) noexcept nogil:
     """n bytes of contiguous elements from d get the fill: a memset where it is
-    one byte value (zeros, -1), else copies of the pattern."""
+    one byte value (zeros, -1), else copies of the pattern (memcpy's wide
+    stores beat a loop of element stores)."""
     if f.byte >= 0:
         memset(d, f.byte, n)
         return
