@@ -48,9 +48,11 @@ def mirror(
 def pack(src: np.ndarray, dst: np.ndarray, lo: int | None, hi: int | None) -> np.ndarray: ...
 def unpack(
     src: np.ndarray,
-    dst: np.ndarray,
+    dst: np.ndarray | None,
     lo: int | None,
     hi: int | None,
     fill: bytes | None = None,
+    rows: int = 0,
+    cols: int = 0,
 ) -> np.ndarray: ...
 def band_count(rows: int, cols: int, lo: int | None, hi: int | None) -> int: ...

@@ -344,15 +344,18 @@ def mirror(cnp.ndarray src not None, cnp.ndarray dst, bint upper,
 
 
 cdef cnp.ndarray packed_of(cnp.ndarray mat, cnp.ndarray vec, Packed packed,
-                           Py_ssize_t a, Py_ssize_t b, object fill):
-    """Run a PACK or UNPACK job between matrices and vectors; the band clamped."""
+                           Py_ssize_t a, Py_ssize_t b, object fill,
+                           bint rest=True):
+    """Run a PACK or UNPACK job between matrices and vectors; the band clamped.
+    Without `rest`, unpacked matrices are fresh zero pages: no fill written."""
     cdef Plan p
     cdef char pattern[PATTERN_BYTES]
     set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(vec), pattern)
     if b < a:
         b = a - 1
     p.job.packed = packed
-    p.job.copy_kept = p.job.fill_rest = True
+    p.job.copy_kept = True
+    p.job.fill_rest = rest
     p.job.rest_untouched = False
     if cnp.PyArray_SIZE(mat) == 0 or cnp.PyArray_ITEMSIZE(vec) == 0:
         return mat if packed == UNPACK else vec
@@ -386,16 +389,41 @@ def pack(cnp.ndarray src not None, cnp.ndarray dst not None, object lo, object h
                      bound(hi, cols, rows, cols), None)
 
 
-def unpack(cnp.ndarray src not None, cnp.ndarray dst not None, object lo,
-           object hi, object fill=None):
+def unpack(cnp.ndarray src not None, cnp.ndarray dst, object lo, object hi,
+           object fill=None, Py_ssize_t rows=0, Py_ssize_t cols=0):
     """Write src's last axis into band (lo, hi) of dst's matrices, row after
     row, and ``fill`` (one element's bytes; None: zeros) elsewhere; return
-    dst. Preconditions: as ``pack``'s, src and dst swapped."""
-    cdef int nd = matrix_dims(dst)
-    cdef Py_ssize_t rows = cnp.PyArray_DIMS(dst)[nd - 2]
-    cdef Py_ssize_t cols = cnp.PyArray_DIMS(dst)[nd - 1]
-    return packed_of(dst, src, UNPACK, bound(lo, -rows, rows, cols),
-                     bound(hi, cols, rows, cols), fill)
+    dst, or where it is None a fresh C-order result of shape
+    src.shape[:-1] + (rows, cols), allocated as a band's (zero pages where
+    they pay). Preconditions: as ``pack``'s, src and dst swapped."""
+    cdef int d, nd = cnp.PyArray_NDIM(src) + 1
+    cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
+    cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
+    cdef cnp.ndarray like
+    cdef cnp.dtype descr = src.descr
+    cdef Py_ssize_t a, b
+    cdef Allocation how = MALLOC
+    if dst is not None:
+        nd = matrix_dims(dst)
+        rows = cnp.PyArray_DIMS(dst)[nd - 2]
+        cols = cnp.PyArray_DIMS(dst)[nd - 1]
+    a = bound(lo, -rows, rows, cols)
+    b = bound(hi, cols, rows, cols)
+    if dst is None:
+        # the result's shape, zero strides on src's data: what allocation
+        # and new_result read of an array (its shape and dtype), no memory
+        for d in range(nd - 2):
+            dims[d] = cnp.PyArray_DIMS(src)[d]
+            strides[d] = 0
+        dims[nd - 2], dims[nd - 1] = rows, cols
+        strides[nd - 2] = strides[nd - 1] = 0
+        Py_INCREF(descr)       # (stolen)
+        like = PyArray_NewFromDescr(&PyArray_Type, <void *>descr, nd, dims,
+                                    strides, cnp.PyArray_DATA(src), 0, NULL)
+        result_strides(like, C_ORDER, cnp.PyArray_ITEMSIZE(src), strides)
+        how = allocation(like, strides, C_ORDER, a, b, fill is None)
+        dst = new_result(like, how, C_ORDER, strides)
+    return packed_of(dst, src, UNPACK, a, b, fill, how == MALLOC or how == RECYCLED)
 
 
 def band_count(Py_ssize_t rows, Py_ssize_t cols, object lo, object hi):

@@ -48,9 +48,11 @@ cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
         if pack:
             copy_elems(tag, p, pcol, m + lo * mcol, mcol, hi - lo, w)
         else:
-            fill_run(tag, m, mcol, w, lo, job.fill)
+            if job.fill_rest:
+                fill_run(tag, m, mcol, w, lo, job.fill)
             copy_elems(tag, m + lo * mcol, mcol, p, pcol, hi - lo, w)
-            fill_run(tag, m + hi * mcol, mcol, w, cols - hi, job.fill)
+            if job.fill_rest:
+                fill_run(tag, m + hi * mcol, mcol, w, cols - hi, job.fill)
         p += (hi - lo) * pcol
         m += mrow
 
@@ -59,8 +61,8 @@ cdef void packed_rows(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r
                       Py_ssize_t r1, Part part) noexcept nogil:
     """packed_span by the specialization for the element width."""
     cdef Py_ssize_t w = job.width
-    if part == FILLED and job.packed == PACK:
-        return                 # nothing of these rows is packed
+    if part == FILLED and (job.packed == PACK or not job.fill_rest):
+        return                 # nothing of these rows is packed or written
     if w == 8:
         packed_span(<uint64_t *>NULL, job, so, do, r0, r1, part)
     elif w == 4:

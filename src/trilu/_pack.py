@@ -262,10 +262,10 @@ def unpack(
         r, c = _kernel.triangle_indices(rows, cols, k, hi is None)
         out[..., r, c] = v
         return out
-    if out is None:
-        out = np.empty(shape, v.dtype)
-    data = None if value is None else value.astype(out.dtype).tobytes()
-    return _kernel.unpack(v, out, lo, hi, data if data and any(data) else None)
+    dtype = v.dtype if out is None else out.dtype
+    data = None if value is None else _validate.fill_bytes(value, dtype)
+    data = data if data and any(data) else None  # zeros: fresh zero pages hold them
+    return _kernel.unpack(v, out, lo, hi, data, rows, cols)
 
 
 __all__ = ["pack", "unpack"]

@@ -69,7 +69,7 @@ def _fill_bytes(fill: np.ndarray | None, dtype: np.dtype) -> bytes | None:
     fresh zero pages already hold)."""
     if fill is None:
         return None
-    data = fill.astype(dtype).tobytes()
+    data = _validate.fill_bytes(fill, dtype)
     return data if any(data) else None
 
 

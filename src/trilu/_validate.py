@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numbers
 import operator
+import sys
 from typing import Any
 
 import numpy as np
@@ -177,6 +178,52 @@ def numpy_only(cls: type, out: Any, order: Any) -> None:
 _PYTHON_NUMBERS = (bool, int, float, complex)
 
 
+def _int_range(dtype: np.dtype) -> tuple[int, int] | None:
+    """The range of an integer dtype, numpy's or ml_dtypes' (int4, uint4:
+    kind "V"); None for any other dtype."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return int(info.min), int(info.max)
+    ml_dtypes = sys.modules.get("ml_dtypes")  # loaded if the dtype is its
+    if dtype.kind == "V" and ml_dtypes is not None:
+        try:
+            ml_info = ml_dtypes.iinfo(dtype)
+        except (TypeError, ValueError):  # its floats
+            return None
+        return int(ml_info.min), int(ml_info.max)
+    return None
+
+
+# x87's long double: 10 bytes of value in 12 or 16, the rest padding that
+# numpy's casts leave as they find it.
+_X87 = np.finfo(np.longdouble).nmant == 63 and np.dtype(np.longdouble).itemsize > 10
+
+
+def fill_bytes(value: np.ndarray, dtype: np.dtype) -> bytes:
+    """One element's bytes of a 0-d array in dtype (value's dtype in either
+    byte order): generic-unit datetimes swapped by hand (casts leave them as
+    they are), and a long double's padding zero, so that every fill is the
+    same bytes."""
+    if value.dtype == dtype:
+        data = value.tobytes()
+    elif dtype.kind in "mM":
+        data = value.tobytes()[::-1]
+    else:
+        target = np.zeros((), dtype)
+        np.copyto(target, value, casting="equiv")
+        data = target.tobytes()
+    if _X87 and dtype.type in (np.longdouble, np.clongdouble):
+        part = np.dtype(np.longdouble).itemsize
+        native = dtype.isnative
+        data = b"".join(
+            data[at : at + 10].ljust(part, b"\0")
+            if native
+            else data[at + part - 10 : at + part].rjust(part, b"\0")
+            for at in range(0, dtype.itemsize, part)
+        )
+    return data
+
+
 def fill(fill: Any, dtype: np.dtype, zero: Any = None) -> np.ndarray:
     """``fill`` as a 0-d array of ``dtype``, converted as numpy converts a
     scalar into an array of that dtype (NEP 50: Python scalars are weak, an
@@ -215,17 +262,13 @@ def fill(fill: Any, dtype: np.dtype, zero: Any = None) -> np.ndarray:
         fill = fill[()]
     # An integer must fit: numpy 1.x casts a Python int, and numpy's
     # same_kind casting wraps a numpy integer, where the value would be lost.
-    if (
-        kind in "iu"
-        and isinstance(fill, (int, np.integer))
-        and not isinstance(fill, (bool, np.bool_))
-    ):
-        info = np.iinfo(dtype)
-        if not info.min <= fill <= info.max:
+    if isinstance(fill, (int, np.integer)) and not isinstance(fill, (bool, np.bool_)):
+        bounds = _int_range(dtype)
+        if bounds is not None and not bounds[0] <= fill <= bounds[1]:
             raise OverflowError(f"fill={fill} is out of bounds for {dtype}")
     try:
         np.copyto(value, fill, casting="same_kind")
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, OverflowError) as error:
         raise type(error)(
             f"fill={fill!r} cannot be converted to the result's dtype {dtype}: {error}"
         ) from None
