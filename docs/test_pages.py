@@ -38,8 +38,12 @@ PAGES = sorted(
     str(p.relative_to(HTML)) for p in HTML.rglob("*.html") if "_static" not in p.parts
 )
 SIGNATURES = {
-    "trilu.triu": "triu(m, k=0, *, order=None, out=None)",
-    "trilu.tril": "tril(m, k=0, *, order=None, out=None)",
+    "trilu.triu": "triu(m, k=0, *, fill=None, order=None, out=None)",
+    "trilu.tril": "tril(m, k=0, *, fill=None, order=None, out=None)",
+    "trilu.band": "band(m, lo=None, hi=None, *, fill=None, order=None, out=None)",
+    "trilu.pack": "pack(m, k=0, *, upper=True, out=None)",
+    "trilu.unpack": "unpack(v, n=None, m=None, k=0, *, upper=True, fill=None, out=None)",
+    "trilu.mirror": "mirror(m, *, upper=True, conj=False, order=None, out=None)",
     "trilu.trilu": "trilu(input, k=0, upper=True, *, order=None, out=None)",
     "trilu.triu_indices": "triu_indices(n, k=0, m=None)",
     "trilu.set_num_threads": "set_num_threads(n=None)",
