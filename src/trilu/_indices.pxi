@@ -133,7 +133,7 @@ cdef void tri_stream(char *d, const char *ones, Py_ssize_t n, Py_ssize_t m,
     cdef Py_ssize_t i, lo, hi
     for i in range(n):
         kept_cols(False, k, m, i, &lo, &hi)
-        trilu_stream_row(d, ones, 0, hi * w, hi * w if zeroed else m * w, 0)
+        trilu_stream_row(d, ones, 0, hi * w, hi * w if zeroed else m * w, _zeros32)
         d += m * w
     trilu_stream_fence()
 

@@ -123,7 +123,8 @@ cdef int set_fill(Fill *f, object fill, Py_ssize_t width, char *buf) except -1:
     cdef const char *e
     cdef Py_ssize_t t
     f.byte = 0
-    f.elem = f.pattern = NULL
+    f.elem = NULL
+    f.pattern = _zeros32
     f.pattern_bytes = 0
     if fill is None:
         return 0
@@ -136,6 +137,8 @@ cdef int set_fill(Fill *f, object fill, Py_ssize_t width, char *buf) except -1:
             break
     else:
         f.byte = <uint8_t>e[0] if width else 0
+        memset(buf, f.byte, 32)
+        f.pattern = buf
         return 0
     f.byte = -1
     if width > PATTERN_BYTES // 2:

@@ -58,7 +58,8 @@ cdef struct Fill:              # what the rows' other elements get
     int byte                   # every byte this value (0: zeros), or -1
     const char *elem           # one element's bytes (where byte < 0)
     const char *pattern        # the element repeated, pattern_bytes of it
-    Py_ssize_t pattern_bytes   # (a multiple of the element's width)
+    Py_ssize_t pattern_bytes   # (a multiple of the element's width); at
+                               # least 32 bytes of it for streaming stores
 
 
 cdef struct Job:
@@ -258,7 +259,8 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
     job.bulk_dst = job.dst_col == job.width and abs(job.dst_row) == row
     job.bulk_src = (job.bulk_dst and job.src_col == job.width
                     and job.src_row == job.dst_row)
-    job.stream = (TRILU_STREAM and job.copy_kept and job.fill.byte >= 0
+    job.stream = (TRILU_STREAM and job.copy_kept
+                  and (job.fill.byte >= 0 or 16 % job.width == 0)
                   and cnp.PyArray_NBYTES(src) >= STREAM_MIN_BYTES)
     job.method = STRIDED
     if job.xor != NULL and job.src_col == job.width:

@@ -10,8 +10,11 @@
  * since the lines they fetch are already in the cache.
  *
  * trilu_stream_row writes byte j of a row as s[j] for lo <= j < hi and the
- * byte value `fill` elsewhere, with 16-byte streaming stores where d is 16-byte aligned and
- * normal stores for the unaligned ends. A thread that streamed calls
+ * fill elsewhere, with 16-byte streaming stores where d is 16-byte aligned and
+ * normal stores for the unaligned ends. The fill is `pat`, 32 bytes of it
+ * from the row's first byte: one byte value, or an element whose width
+ * divides 16, so that every 16-byte chunk of the row finds its bytes at
+ * pat + (its offset % 16). A thread that streamed calls
  * trilu_stream_fence before it reports its work done: streaming stores are not
  * ordered with the stores that follow them. Where SSE2 is missing
  * (TRILU_STREAM 0), rows are written with memset and memcpy.
@@ -29,21 +32,31 @@
 #define TRILU_STREAM 0
 #endif
 
+/* Bytes [a, b) of a row get the fill, 16 at a time from pat. */
+static void trilu_fill_part(char *d, size_t a, size_t b, const char *pat)
+{
+    size_t n;
+    for (; a < b; a += n) {
+        n = b - a < 16 ? b - a : 16;
+        memcpy(d + a, pat + a % 16, n);
+    }
+}
+
 /* Bytes [a, b) of the row with normal stores: fill, kept, fill. Empty parts
  * are skipped rather than passed on: glibc's AVX-512 memset and memcpy store
  * even an empty length with a masked store, which flushes the half-written
  * line being streamed. */
 static void trilu_row_part(char *d, const char *s, size_t lo, size_t hi,
-                           size_t a, size_t b, int fill)
+                           size_t a, size_t b, const char *pat)
 {
     size_t x = lo < a ? a : (lo > b ? b : lo);
     size_t y = hi < x ? x : (hi > b ? b : hi);
     if (x > a)
-        memset(d + a, fill, x - a);
+        trilu_fill_part(d, a, x, pat);
     if (y > x)
         memcpy(d + x, s + x, y - x);
     if (b > y)
-        memset(d + y, fill, b - y);
+        trilu_fill_part(d, y, b, pat);
 }
 
 #if TRILU_STREAM
@@ -59,10 +72,10 @@ static inline __m128i trilu_from(size_t a)
 }
 
 static void trilu_stream_row(char *d, const char *s, size_t lo, size_t hi,
-                             size_t n, int fill)
+                             size_t n, const char *fill)
 {
     size_t off = (16 - (uintptr_t)d % 16) % 16, end, x, y;
-    const __m128i pat = _mm_set1_epi8((char)fill);
+    const __m128i pat = _mm_loadu_si128((const __m128i *)(fill + off % 16));
     __m128i v, keep;
     if (off > n)
         off = n;
@@ -122,7 +135,7 @@ static void trilu_stream_fence(void)
 #else
 
 static void trilu_stream_row(char *d, const char *s, size_t lo, size_t hi,
-                             size_t n, int fill)
+                             size_t n, const char *fill)
 {
     trilu_row_part(d, s, lo, hi, 0, n, fill);
 }

@@ -21,7 +21,7 @@ cdef extern from *:
 cdef extern from "_stream.h" nogil:
     enum: TRILU_STREAM         # 0 where streaming stores are not built
     void trilu_stream_row(char *d, const char *s, size_t lo, size_t hi,
-                          size_t n, int fill)
+                          size_t n, const char *fill)
     void trilu_stream_and(char *d, const char *s, const char *mask,
                           const char *fill, size_t n)
     void trilu_stream_fence()
@@ -113,6 +113,10 @@ cdef inline void batch_next(const Job *job, Py_ssize_t *idx,
 
 
 # --- the fill -----------------------------------------------------------------
+
+# 32 zero bytes: the streaming stores' pattern of a zero fill
+cdef char _zeros32[32]
+
 
 cdef inline void fill_bytes(char *d, Py_ssize_t n, Fill f) noexcept nogil:
     """n bytes of contiguous elements from d get the fill: a memset where it is
@@ -363,9 +367,9 @@ cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
             if rest and hi < n:
                 fill_bytes(d + hi, n - hi, f)
         elif rest:
-            trilu_stream_row(d, s, lo, hi, n, f.byte)
+            trilu_stream_row(d, s, lo, hi, n, f.pattern)
         elif hi > lo:              # fresh zero pages: the kept part only
-            trilu_stream_row(d + lo, s + lo, 0, hi - lo, hi - lo, 0)
+            trilu_stream_row(d + lo, s + lo, 0, hi - lo, hi - lo, f.pattern)
         s += src_row
         d += dst_row
 
@@ -418,7 +422,7 @@ cdef void bulk(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
     if not (job.bulk_src and job.xor == NULL if kept else job.bulk_dst):
         each_row(job, so, do, r0, r1, KEPT if kept else FILLED)
     elif job.stream:
-        trilu_stream_row(d, s, 0, n if kept else 0, n, job.fill.byte)
+        trilu_stream_row(d, s, 0, n if kept else 0, n, job.fill.pattern)
     elif kept:
         memcpy(d, s, n)
     else:
