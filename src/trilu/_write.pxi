@@ -75,6 +75,11 @@ cdef enum:
     # stride is a power of two: it is written in place, without the buffer.
     TILE_DIRECT_WIDTH = 8
     TILE_DIRECT_ROWS = 8
+    # ... and a block of this many columns at a time, down all the rows of a
+    # grain: at a large row stride each column's source is a page of its
+    # own, and the block's pages must stay within the L1 DTLB (64 entries)
+    # beside the destination's, or each element read is a page walk.
+    TILE_DIRECT_COLS = 32
     # A fill that is not one byte value repeated is copied from a buffer of
     # it this long: long enough that a call's fixed cost is small beside it,
     # short enough to stay in L1D.
@@ -289,30 +294,48 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef char *d
     cdef char buf[TILE_BYTES]
     cdef elem_t v
+    cdef Py_ssize_t first_all = job.cols, last_all = 0
+    if direct:
+        # the fills of every strip of rows, then the kept parts a block of
+        # columns at a time, strip by strip
+        b0 = r0
+        while b0 < r1:
+            b1 = min(b0 + side, r1)
+            tile_head(job, job.dst + do + b0 * dr, b0, b1, part, &first, &last)
+            first_all = min(first_all, first)
+            last_all = max(last_all, last)
+            b0 = b1
+        c0 = first_all
+        while c0 < last_all:
+            c1 = min(c0 + TILE_DIRECT_COLS, last_all)
+            b0 = r0
+            while b0 < r1:
+                b1 = min(b0 + side, r1)
+                s = job.src + so + b0 * sr
+                d = job.dst + do + b0 * dr
+                for j in range(c0, c1):
+                    column_rows(job, part, j, b0, b1, &top, &bottom)
+                    if job.xor != NULL:
+                        copy_xor(tag, d + (top - b0) * dr + j * w, dr,
+                                 s + (top - b0) * sr + j * ss, sr, bottom - top, w,
+                                 job.xor)
+                        continue
+                    for i in range(top - b0, bottom - b0):
+                        if elem_t is any_width:
+                            memcpy(d + i * dr + j * w, s + i * sr + j * ss, w)
+                        else:
+                            memcpy(&v, s + i * sr + j * ss, sizeof(elem_t))
+                            memcpy(d + i * dr + j * sizeof(elem_t), &v,
+                                   sizeof(elem_t))
+                b0 = b1
+            c0 = c1
+        return
     b0 = r0
     while b0 < r1:
         b1 = min(b0 + side, r1)
         s = job.src + so + b0 * sr
         d = job.dst + do + b0 * dr
         tile_head(job, d, b0, b1, part, &first, &last)
-        if direct and job.xor != NULL:     # (never narrower than direct)
-            for j in range(first, last):
-                column_rows(job, part, j, b0, b1, &top, &bottom)
-                copy_xor(tag, d + (top - b0) * dr + j * w, dr,
-                         s + (top - b0) * sr + j * ss, sr, bottom - top, w, job.xor)
-            b0 = b1
-            continue
-        if direct:
-            for j in range(first, last):
-                column_rows(job, part, j, b0, b1, &top, &bottom)
-                for i in range(top - b0, bottom - b0):
-                    if elem_t is any_width:
-                        memcpy(d + i * dr + j * w, s + i * sr + j * ss, w)
-                    else:
-                        memcpy(&v, s + i * sr + j * ss, sizeof(elem_t))
-                        memcpy(d + i * dr + j * sizeof(elem_t), &v, sizeof(elem_t))
-            b0 = b1
-            continue
         c0 = first
         while c0 < last:
             c1 = min(c0 + side, last)
