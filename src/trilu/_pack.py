@@ -49,7 +49,7 @@ def _out(out: Any, shape: tuple[int, ...], dtype: np.dtype, src: np.ndarray) -> 
     _validate.out(out, shape, dtype)
     if not out.flags.writeable:
         raise ValueError("out is read-only")
-    if out.size and 0 in out.strides and out.size > 1:
+    if any(s == 0 and n > 1 for s, n in zip(out.strides, out.shape, strict=True)):
         raise ValueError("out has a zero stride: its elements overlap")
     if out.dtype != src.dtype:
         return src.astype(out.dtype)
