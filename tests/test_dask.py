@@ -1,13 +1,17 @@
-"""trilu on dask arrays: numpy's answer bit for bit, lazily, block by block.
+"""trilu on dask arrays: trilu's numpy answer bit for bit, lazily, block by block.
 
-Besides the values, the graph itself is checked: zero blocks must not depend on
-the input (so it is never read for them), kept blocks must alias it, chunks must
-not change. Arrays of other libraries must reach their own triu/tril.
+triu, tril, trilu and band (with fill=) and mirror. Besides the values, the
+graph itself is checked: blocks outside the band must not depend on the input
+(so it is never read for them), kept blocks must alias it, mirror's other
+triangle must read only the block across the diagonal, chunks must not change
+(mirror's: the rows' on both axes). Arrays of other libraries must reach their
+own triu/tril; pack and unpack refuse dask arrays.
 """
 
 from __future__ import annotations
 
 import importlib
+import itertools
 import pickle
 import subprocess
 import sys
@@ -19,7 +23,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pytest
-from _cases import STRING, assert_same, numpy_oracle, onnx_zero, run_python, spec_oracle
+from _cases import (
+    ALL_DTYPES,
+    STRING,
+    Token,
+    assert_same,
+    make,
+    numpy_oracle,
+    onnx_zero,
+    run_python,
+    spec_oracle,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -265,11 +279,25 @@ def _layer(r: Any) -> dict:
     return dict(graph.layers[r.name])
 
 
-@pytest.mark.parametrize("upper", [True, False])
-def test_blocks_zero_kept_and_cut(upper: bool) -> None:
+# (lo, hi) and the kinds of block they make on the array below
+BANDS = [
+    pytest.param(1, None, {"zero", "kept", "cut"}, id="triu"),
+    pytest.param(None, 1, {"zero", "kept", "cut"}, id="tril"),
+    pytest.param(-2, 3, {"zero", "kept", "cut"}, id="band"),
+    pytest.param(0, 0, {"zero", "cut"}, id="diagonal"),
+    pytest.param(-4, 6, {"kept", "cut"}, id="wide-band"),
+    pytest.param(2, -1, {"zero"}, id="lo-above-hi"),
+    pytest.param(None, None, {"kept"}, id="unbounded"),
+]
+
+
+@pytest.mark.parametrize("fill", [None, -np.inf])
+@pytest.mark.parametrize(("lo", "hi", "kinds"), BANDS)
+def test_blocks_outside_inside_and_crossed(
+    lo: int | None, hi: int | None, kinds: set[str], fill: Any
+) -> None:
     x = da.ones((2, 6, 8), chunks=(1, 2, (3, 3, 2)))
-    k = 1
-    r = _dask.triangle(x, k, upper)
+    r = _dask.band(x, lo, hi, fill, name="band")
     layer = _layer(r)
     assert len(layer) == np.prod(x.numblocks)
     first_row, first_col, ncols = (0, 2, 4), (0, 3, 6), (3, 3, 2)
@@ -277,16 +305,18 @@ def test_blocks_zero_kept_and_cut(upper: bool) -> None:
     for key, node in layer.items():
         _, b, i, j = key
         source = (x.name, b, i, j)
-        # column minus row in this block runs over [lo, hi]
-        lo = first_col[j] - (first_row[i] + 1)
-        hi = first_col[j] + ncols[j] - 1 - first_row[i]
-        kept = lo >= k if upper else hi <= k
-        zero = hi < k if upper else lo > k
-        if zero:
+        # column minus row in this block runs over [first, last]
+        first = first_col[j] - (first_row[i] + 1)
+        last = first_col[j] + ncols[j] - 1 - first_row[i]
+        offsets = range(first, last + 1)
+        inside = [(lo is None or d >= lo) and (hi is None or d <= hi) for d in offsets]
+        if not any(inside):
             assert isinstance(node, Task), key
             assert not node.dependencies, key
+            made = node()  # the fill (or zero) broadcast, without the input
+            assert_same(np.array(made), np.full((1, 2, ncols[j]), fill or 0.0))
             seen.add("zero")
-        elif kept:
+        elif all(inside):
             assert isinstance(node, Alias), key
             assert node.target == source, key
             seen.add("kept")
@@ -294,7 +324,7 @@ def test_blocks_zero_kept_and_cut(upper: bool) -> None:
             assert isinstance(node, Task), key
             assert node.dependencies == {source}, key
             seen.add("cut")
-    assert seen == {"zero", "kept", "cut"}
+    assert seen == kinds
 
 
 _reads: list[tuple[int, int]] = []
@@ -397,6 +427,492 @@ def test_unknown_chunk_sizes() -> None:
         trilu.triu(rows_unknown)
 
 
+# --- fill= and band ------------------------------------------------------------------
+
+# Fills of each dtype kind, beside None (numpy's zero).
+FILLS: dict[str, list[Any]] = {
+    "b": [True],
+    "i": [-1],
+    "u": [7],
+    "f": [-np.inf, np.nan, -0.0],
+    "c": [complex(np.nan, -0.0), -np.inf],
+    "U": ["ab"],
+    "T": ["ab", ""],
+    "S": [b"ab"],
+    "O": [Token(-1), "ab"],
+    "M": [np.datetime64("NaT")],
+    "m": [np.timedelta64(-7, "s")],
+    "V": [b"\x01\x02"],
+}
+
+
+def _bounds(rows: int, cols: int) -> list[int | None]:
+    """Bounds from far below the matrix to far above, and None."""
+    return [None, -HUGE, -rows - 1, -rows + 1, -1, 0, 2, cols - 1, cols + 1, HUGE]
+
+
+@pytest.mark.parametrize(("shape", "chunks"), CHUNKINGS, ids=str)
+def test_band_equals_numpy_input(shape: tuple[int, ...], chunks: Any) -> None:
+    """Every pair of bounds (lo > hi too), with and without a fill."""
+    a = sample(shape)
+    x = da.from_array(a, chunks=chunks)
+    bounds = _bounds(*shape[-2:])
+    cases = list(itertools.product(bounds, bounds, (None, -np.inf)))
+    results = [trilu.band(x, lo, hi, fill=fill) for lo, hi, fill in cases]
+    for r in results:
+        assert isinstance(r, da.Array)
+        assert r.chunks == x.chunks
+        assert r.dtype == a.dtype
+    for (lo, hi, fill), got in zip(cases, dask.compute(*results), strict=True):
+        assert_same(got, trilu.band(a, lo, hi, fill=fill))
+
+
+@pytest.mark.parametrize(("shape", "chunks"), CHUNKINGS[:7], ids=str)
+@pytest.mark.parametrize("ours", [trilu.triu, trilu.tril])
+def test_triangle_fill_equals_numpy_input(
+    shape: tuple[int, ...], chunks: Any, ours: Callable
+) -> None:
+    a = sample(shape)
+    x = da.from_array(a, chunks=chunks)
+    ks = [*range(-shape[-2] - 2, shape[-1] + 3), -HUGE, HUGE]
+    cases = list(itertools.product(ks, (np.nan, -np.inf, 5)))
+    results = [ours(x, k, fill=fill) for k, fill in cases]
+    assert all(r.chunks == x.chunks for r in results)
+    for (k, fill), got in zip(cases, dask.compute(*results), strict=True):
+        assert_same(got, ours(a, k, fill=fill))
+
+
+@pytest.mark.parametrize("dtype", list(ALL_DTYPES.values()), ids=list(ALL_DTYPES))
+def test_fill_dtypes(dtype: np.dtype) -> None:
+    """Each dtype with its kind's fills: the same answer, or the same error
+    raised when the graph is built, as for numpy input. Long double's padding
+    too: blocks outside the band hold the fill's bytes as the kernel writes
+    them."""
+    a = make(dtype, (2, 5, 7), np.random.default_rng(4))
+    x = da.from_array(a, chunks=(1, 2, 3))
+    for fill in [None, *FILLS.get(dtype.kind, [])]:
+        for lo, hi in ((1, None), (None, -1), (-2, 3)):
+            _same_as_numpy(
+                lambda lo=lo, hi=hi, fill=fill: trilu.band(a, lo, hi, fill=fill),
+                lambda lo=lo, hi=hi, fill=fill: trilu.band(x, lo, hi, fill=fill),
+            )
+
+
+def _same_as_numpy(numpy_call: Callable[[], Any], dask_call: Callable[[], Any]) -> None:
+    """dask_call's result computes to numpy_call's, bit for bit, or dask_call
+    raises numpy_call's error (type and message) when the graph is built."""
+    try:
+        expected = numpy_call()
+    except (TypeError, ValueError, OverflowError) as error:
+        numpy_error = error
+    else:
+        r = dask_call()
+        assert isinstance(r, da.Array)
+        assert r.dtype == expected.dtype
+        assert_same(r.compute(), expected)
+        return
+    with pytest.raises(type(numpy_error)) as raised:
+        dask_call()
+    assert str(raised.value) == str(numpy_error)
+
+
+BAD_FILLS = [
+    (np.float64, "a"),
+    (np.float64, np.ones(2)),
+    (np.int8, 300),
+    (np.int64, 1.5),
+    (np.uint8, -1),
+    (np.bool_, 2.5),
+    ("U2", 5),
+    ("U2", "abc"),
+    ("S2", "ab"),
+]
+
+
+@pytest.mark.parametrize(("dtype", "fill"), BAD_FILLS, ids=str)
+def test_bad_fill_raises_at_the_call_as_for_numpy(dtype: Any, fill: Any) -> None:
+    a = sample((4, 4), dtype)
+    with pytest.raises((TypeError, ValueError, OverflowError)) as numpy_error:
+        trilu.triu(a, fill=fill)
+    x = _recording_input(2, 2).astype(dtype)
+    _reads.clear()
+    for call in (
+        lambda: trilu.triu(x, fill=fill),
+        lambda: trilu.tril(x, -1, fill=fill),
+        lambda: trilu.band(x, -1, 1, fill=fill),
+    ):
+        with pytest.raises(numpy_error.type) as raised:
+            call()
+        assert str(raised.value) == str(numpy_error.value)
+    assert _reads == []  # raised when the graph was built, before any compute
+
+
+def test_object_fill_is_the_object_itself() -> None:
+    token = Token(7)
+    a = sample((5, 5), object)
+    r = trilu.triu(da.from_array(a, chunks=2), 1, fill=token).compute()
+    assert r[4, 0] is token  # a block wholly outside: the broadcast fill
+    assert r[1, 0] is token  # a crossed block: the kernel's fill
+    assert_same(r, trilu.triu(a, 1, fill=token))
+
+
+def test_one_dimensional_band_with_fill() -> None:
+    a = np.arange(1.0, 8.0)
+    x = da.from_array(a, chunks=((3, 1, 3),))
+    for lo, hi in ((-8, 8), (-1, 2), (0, None), (None, -2), (3, 1)):
+        for fill in (None, np.nan):
+            r = trilu.band(x, lo, hi, fill=fill)
+            assert r.chunks == (x.chunks[0], x.chunks[0])
+            assert_same(r.compute(), trilu.band(a, lo, hi, fill=fill))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    data=st.data(),
+    batch=st.lists(st.integers(1, 3), max_size=2),
+    rows=st.integers(1, 9),
+    cols=st.integers(1, 9),
+    lo=st.one_of(st.none(), st.integers(-12, 12)),
+    hi=st.one_of(st.none(), st.integers(-12, 12)),
+    fill=st.sampled_from([None, -np.inf, np.nan, 2.5]),
+)
+def test_random_bands(
+    data: st.DataObject,
+    batch: list[int],
+    rows: int,
+    cols: int,
+    lo: int | None,
+    hi: int | None,
+    fill: Any,
+) -> None:
+    shape = (*batch, rows, cols)
+    chunks = tuple(data.draw(_chunking(n)) for n in shape)
+    a = sample(shape)
+    r = trilu.band(da.from_array(a, chunks=chunks), lo, hi, fill=fill)
+    assert r.chunks == chunks
+    assert_same(r.compute(), trilu.band(a, lo, hi, fill=fill))
+
+
+@pytest.mark.parametrize("ours", [trilu.triu, trilu.tril, trilu.band])
+def test_band_blocks_outside_never_read(ours: Callable) -> None:
+    """With a fill, as without: only blocks the band reaches are read."""
+    x = _recording_input(4, 3)
+    expected = x.compute()
+    _reads.clear()
+    args = {trilu.triu: (-1,), trilu.tril: (1,), trilu.band: (-1, 1)}[ours]
+    r = ours(x, *args, fill=-np.inf)
+    assert _reads == []
+    with dask.config.set(scheduler="threads"):
+        got = r.compute()
+    assert_same(got, ours(expected, *args, fill=-np.inf))
+    # 3 x 3 blocks: offset -1 reaches block (i, j) where j >= i - 1, 1 where j <= i + 1
+    wanted = {
+        (i, j)
+        for i in range(4)
+        for j in range(4)
+        if (ours is trilu.tril or j >= i - 1) and (ours is trilu.triu or j <= i + 1)
+    }
+    assert sorted(_reads) == sorted(wanted)
+
+
+# --- mirror ---------------------------------------------------------------------------
+
+MIRROR_CHUNKINGS: list[tuple[tuple[int, ...], Any]] = [
+    ((6, 6), 2),  # regular
+    ((6, 6), 6),  # one chunk
+    ((7, 7), 3),  # a ragged edge
+    ((7, 7), ((3, 0, 4), (3, 0, 4))),  # irregular, with an empty chunk
+    ((6, 6), ((2, 4), (3, 3))),  # non-square chunks: rechunked
+    ((5, 5), ((5,), (1, 1, 3))),  # rows whole, columns split
+    ((4, 5, 5), (3, 2, 2)),  # a batch axis, chunked
+    ((2, 3, 4, 4), ((1, 1), (2, 1), (4,), (1, 3))),  # two batch axes, rechunked
+    ((0, 0), 2),  # empty
+    ((3, 0, 0), 2),  # an empty batch
+]
+
+
+def _complex_sample(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """Random bits: NaN payloads, -0.0 and infinities in both parts."""
+    return make(np.dtype(dtype), shape, np.random.default_rng(5))
+
+
+@pytest.mark.parametrize(("shape", "chunks"), MIRROR_CHUNKINGS, ids=str)
+@pytest.mark.parametrize("upper", [True, False])
+def test_mirror_equals_numpy_input(
+    shape: tuple[int, ...], chunks: Any, upper: bool
+) -> None:
+    for a in (sample(shape), _complex_sample(shape, np.complex128)):
+        x = da.from_array(a, chunks=chunks)
+        for conj in (False, True):
+            r = trilu.mirror(x, upper=upper, conj=conj)
+            assert isinstance(r, da.Array)
+            assert r.chunks == (*x.chunks[:-1], x.chunks[-2])  # the rows' chunks
+            assert r.dtype == a.dtype
+            assert_same(r.compute(), trilu.mirror(a, upper=upper, conj=conj))
+
+
+@pytest.mark.parametrize("dtype", list(ALL_DTYPES.values()), ids=list(ALL_DTYPES))
+def test_mirror_dtypes(dtype: np.dtype) -> None:
+    """Each dtype, conj or not: the same answer, or the same error raised when
+    the graph is built, as for numpy input."""
+    a = make(dtype, (2, 5, 5), np.random.default_rng(6))
+    for upper, conj in itertools.product((True, False), (False, True)):
+        if conj and dtype.kind == "O":  # new objects: test_mirror_conj_of_objects
+            continue
+        x = da.from_array(a, chunks=(1, 2, (3, 2)))  # columns rechunked
+        _same_as_numpy(
+            lambda upper=upper, conj=conj: trilu.mirror(a, upper=upper, conj=conj),
+            lambda x=x, upper=upper, conj=conj: trilu.mirror(x, upper=upper, conj=conj),
+        )
+
+
+def test_mirror_conj_of_objects() -> None:
+    """Each object's .conjugate() across the diagonal, when computed (numpy
+    input raises at the call: it is computed then); kept ones are the objects."""
+    a = np.array([[complex(i, j - i) for j in range(5)] for i in range(5)], object)
+    x = da.from_array(a, chunks=2)
+    for upper in (True, False):
+        got = trilu.mirror(x, upper=upper, conj=True).compute()
+        expected = trilu.mirror(a, upper=upper, conj=True)
+        assert got.dtype == expected.dtype
+        assert got.tolist() == expected.tolist()
+        assert (got[0, 4] if upper else got[4, 0]) is (a[0, 4] if upper else a[4, 0])
+    tokens = np.array([[Token(i * 4 + j) for j in range(4)] for i in range(4)], object)
+    r = trilu.mirror(da.from_array(tokens, chunks=2), conj=True)
+    with pytest.raises(TypeError, match="conjugate"):
+        r.compute()
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128, np.clongdouble])
+def test_mirror_conj_flips_the_sign_bit_as_the_kernel_does(dtype: Any) -> None:
+    """Random bits, NaNs and long double's padding included: the blocks
+    across the diagonal are conjugated bit for bit as the kernel does."""
+    a = _complex_sample((3, 9, 9), dtype)
+    x = da.from_array(a, chunks=(2, 3, 3))
+    for upper in (True, False):
+        got = trilu.mirror(x, upper=upper, conj=True).compute()
+        assert_same(got, trilu.mirror(a, upper=upper, conj=True))
+
+
+def test_one_dimensional_mirror_is_numpys_square() -> None:
+    a = np.arange(1.0, 8.0)
+    x = da.from_array(a, chunks=((3, 1, 3),))
+    for upper in (True, False):
+        r = trilu.mirror(x, upper=upper)
+        assert r.chunks == (x.chunks[0], x.chunks[0])
+        assert_same(r.compute(), trilu.mirror(a, upper=upper))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    data=st.data(),
+    batch=st.lists(st.integers(1, 3), max_size=2),
+    n=st.integers(1, 9),
+    upper=st.booleans(),
+    conj=st.booleans(),
+)
+def test_random_mirrors(
+    data: st.DataObject, batch: list[int], n: int, upper: bool, conj: bool
+) -> None:
+    shape = (*batch, n, n)
+    chunks = tuple(data.draw(_chunking(size)) for size in shape)
+    a = _complex_sample(shape, np.complex64)
+    r = trilu.mirror(da.from_array(a, chunks=chunks), upper=upper, conj=conj)
+    assert r.chunks == (*chunks[:-1], chunks[-2])
+    assert_same(r.compute(), trilu.mirror(a, upper=upper, conj=conj))
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("conj", [False, True])
+def test_mirror_blocks_alias_transpose_and_diagonal(upper: bool, conj: bool) -> None:
+    x = da.ones((2, 6, 6), np.complex64, chunks=(1, (2, 3, 1), (2, 3, 1)))
+    r = trilu.mirror(x, upper=upper, conj=conj)
+    layer = _layer(r)
+    assert len(layer) == np.prod(x.numblocks)
+    seen = set()
+    for key, node in layer.items():
+        _, b, i, j = key
+        if i == j:
+            assert isinstance(node, Task), key
+            assert node.dependencies == {(x.name, b, i, i)}, key
+            seen.add("diagonal")
+        elif (j > i) == upper:
+            assert isinstance(node, Alias), key
+            assert node.target == (x.name, b, i, j), key
+            seen.add("kept")
+        else:  # only the block across the diagonal is read
+            assert isinstance(node, Task), key
+            assert node.dependencies == {(x.name, b, j, i)}, key
+            seen.add("mirrored")
+    assert seen == {"diagonal", "kept", "mirrored"}
+
+
+def test_mirror_reads_each_block_once_and_is_lazy() -> None:
+    x = _recording_input(3, 2)
+    expected = x.compute()
+    _reads.clear()
+    r = trilu.mirror(x, upper=False)
+    assert _reads == []
+    with dask.config.set(scheduler="threads"):
+        got = r.compute()
+    assert_same(got, trilu.mirror(expected, upper=False))
+    assert sorted(_reads) == [(i, j) for i in range(3) for j in range(3) if j <= i]
+
+
+def test_mirror_kept_block_is_the_input_chunk_itself() -> None:
+    x = da.from_array(sample((4, 4)), chunks=2)
+    r = trilu.mirror(x)
+    assert _layer(r)[(r.name, 0, 1)] == Alias((r.name, 0, 1), (x.name, 0, 1))
+
+
+def test_mirror_rechunks_the_columns_as_the_rows() -> None:
+    a = sample((3, 7, 7))
+    x = da.from_array(a, chunks=(2, (4, 3), (2, 2, 3)))
+    r = trilu.mirror(x, conj=True)
+    assert r.chunks == ((2, 1), (4, 3), (4, 3))
+    assert_same(r.compute(), trilu.mirror(a, conj=True))
+    # blocks read the rechunked input, not x's chunks, and mirror across
+    sources = {dep[0] for node in _layer(r).values() for dep in node.dependencies}
+    assert len(sources) == 1
+    assert x.name not in sources
+
+
+def test_mirror_errors_at_the_call() -> None:
+    with pytest.raises(
+        ValueError, match=r"^mirror needs square matrices, got shape \(2, 3, 4\)$"
+    ):
+        trilu.mirror(da.ones((2, 3, 4), chunks=2))
+    for dtype in (bool, "U2", "datetime64[s]", "V4"):
+        a = np.zeros((3, 3), dtype)
+        with pytest.raises(TypeError) as numpy_error:
+            trilu.mirror(a, conj=True)
+        with pytest.raises(TypeError) as raised:
+            trilu.mirror(da.from_array(a, chunks=2), conj=True)
+        assert str(raised.value) == str(numpy_error.value)
+        assert "conj=True needs numbers with a conjugate" in str(raised.value)
+    with pytest.raises(TypeError, match=r"^m must be an array of at least 1"):
+        trilu.mirror(da.from_array(np.array(1.0), chunks=()))
+    x = da.from_array(sample((4, 4)), chunks=2)
+    rows_unknown = x[da.from_array(np.array([True, False, True, True]), 2)]
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        trilu.mirror(rows_unknown)
+    with pytest.raises(TypeError, match="out="):
+        trilu.mirror(x, out=np.empty((4, 4)))
+
+
+def test_mirror_unknown_batch_size() -> None:
+    a = sample((4, 3, 3))
+    x = da.from_array(a, chunks=2)
+    keep = np.array([True, False, True, True])
+    batch_unknown = x[da.from_array(keep, chunks=2)]
+    assert np.isnan(batch_unknown.shape[0])
+    assert_same(trilu.mirror(batch_unknown).compute(), trilu.mirror(a[keep]))
+
+
+def test_band_and_mirror_graphs_are_named_and_pickle() -> None:
+    x = da.from_array(sample((5, 5)), chunks=2)
+    assert trilu.band(x, -1, 1, fill=0.5).name == trilu.band(x, -1, 1, fill=0.5).name
+    made = (
+        trilu.band(x, -1, 1),
+        trilu.band(x, -1, 1, fill=0.5),
+        trilu.band(x, -1, 1, fill=-0.0),
+        trilu.triu(x, 1, fill=0.5),
+        trilu.mirror(x),
+        trilu.mirror(x, upper=False),
+    )
+    assert len({r.name for r in made}) == len(made)
+    for r in made:
+        layer = _layer(r)
+        assert pickle.loads(pickle.dumps(layer)).keys() == layer.keys()
+
+
+def test_mirror_diagonal_block_runs_on_one_thread(monkeypatch) -> None:
+    """As band's crossed blocks: a cap of one kernel thread unless the count
+    was chosen, lifted after the block."""
+    from trilu import _kernel, _route  # noqa: PLC0415
+
+    def threads(*_: Any) -> Any:
+        return _kernel.explain(np.empty((2048, 2048)), 0, True)["threads"]
+
+    before = threads()
+    monkeypatch.setattr(_route, "mirror", threads)
+    assert _dask._diagonal(np.zeros((2, 2)), True, False) == 1
+    assert threads() == before
+
+
+# --- pack and unpack ------------------------------------------------------------------
+
+
+def test_pack_unpack_and_indices_refuse_dask_arrays() -> None:
+    """Numpy arrays only, saying so (the user guide's promise)."""
+    x = da.ones((4, 4), chunks=2)
+    with pytest.raises(
+        TypeError, match=r"^pack takes numpy arrays, got dask\..*compute"
+    ):
+        trilu.pack(x)
+    with pytest.raises(
+        TypeError, match=r"^unpack takes numpy arrays, got dask\..*compute"
+    ):
+        trilu.unpack(da.ones(10, chunks=5))
+    for name in ("triu_indices_from", "tril_indices_from"):
+        with pytest.raises(
+            TypeError, match=rf"^{name} takes a numpy array, got a dask"
+        ):
+            getattr(trilu, name)(x)
+
+
+# --- other libraries' chunks ------------------------------------------------------------
+
+
+class Chunk:
+    """Another library's chunk: numpy's triu and tril reach it through
+    ``__array_function__``, and answer with the calls made."""
+
+    def __init__(self, calls: tuple = ()) -> None:
+        self.calls = calls
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return Chunk((*self.calls, (func.__name__, args[1])))
+
+
+def test_other_librarys_chunks_band_through_their_triu_and_tril() -> None:
+    assert _dask._cut(Chunk(), 1, None, None, False).calls == (("triu", 1),)
+    assert _dask._cut(Chunk(), None, 2, None, False).calls == (("tril", 2),)
+    both = _dask._cut(Chunk(), -1, 2, None, False).calls
+    assert both == (("tril", 2), ("triu", -1))
+    with pytest.raises(TypeError, match=r"^fill= of a dask array needs numpy chunks"):
+        _dask._cut(Chunk(), 1, None, -1.0, False)
+    with pytest.raises(TypeError, match=r"^mirror of a dask array needs numpy chunks"):
+        _dask._diagonal(Chunk(), True, False)
+
+
+class Meta:
+    """The meta of a dask array of another library's chunks."""
+
+    ndim = 2
+    shape = (0, 0)
+    dtype = np.dtype(np.float64)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return NotImplemented
+
+    def __getitem__(self, index: Any) -> Meta:
+        return self
+
+    def astype(self, *_: Any, **__: Any) -> Meta:
+        return self
+
+
+def test_other_librarys_chunks_refused_at_the_call_for_fill_and_mirror() -> None:
+    x = da.ones((4, 4), chunks=2)
+    other = da.Array(x.dask, x.name, x.chunks, meta=Meta())
+    with pytest.raises(TypeError, match=r"^fill= of a dask array needs numpy chunks"):
+        trilu.triu(other, fill=2.0)
+    with pytest.raises(TypeError, match=r"^mirror of a dask array needs numpy chunks"):
+        trilu.mirror(other)
+    assert type(trilu.band(other, -1, 1)._meta) is Meta  # their triu and tril
+
+
 # --- storing and distributing ------------------------------------------------------
 
 
@@ -424,13 +940,24 @@ def test_distributed_local_cluster_with_processes() -> None:
         dashboard_address=":0",
         worker_dashboard_address=None,
     )
+    b = a[:, :, :40] + 1j * a[:, :, 10:]
+    y = da.from_array(b, chunks=(2, 15, 20))  # mirror rechunks the columns
     with cluster, distributed.Client(cluster) as client:
         results = client.compute(
-            [trilu.triu(x, 3), trilu.tril(x, -4), trilu.trilu(x, 50, False)], sync=True
+            [
+                trilu.triu(x, 3),
+                trilu.tril(x, -4),
+                trilu.trilu(x, 50, False),
+                trilu.band(x, -9, 12, fill=-np.inf),
+                trilu.mirror(y, upper=False, conj=True),
+            ],
+            sync=True,
         )
     assert_same(results[0], np.triu(a, 3))
     assert_same(results[1], np.tril(a, -4))
     assert_same(results[2], a)
+    assert_same(results[3], trilu.band(a, -9, 12, fill=-np.inf))
+    assert_same(results[4], trilu.mirror(b, upper=False, conj=True))
 
 
 # --- threads: one per block unless chosen -------------------------------------------
@@ -593,7 +1120,8 @@ def _array_expressions_unavailable() -> str | None:
 
 
 def test_array_expressions() -> None:
-    """dask's opt-in array expressions ("array.query-planning") get one back."""
+    """dask's opt-in array expressions ("array.query-planning") get one back,
+    from band with a fill and from mirror (rechunked first) too."""
     why = _array_expressions_unavailable()
     if why is not None:
         pytest.skip(why)
@@ -608,5 +1136,16 @@ def test_array_expressions() -> None:
         "assert np.array_equal(r.compute(), np.triu(a, 1))\n"
         "s = (trilu.tril(x + 1, -1) * 2).sum().compute()\n"
         "assert s == (np.tril(a + 1, -1) * 2).sum(), s\n"
+        "r = trilu.band(x, -1, 2, fill=-np.inf)\n"
+        "assert type(r) is type(x) and r.chunks == x.chunks, type(r)\n"
+        "assert np.array_equal(r.compute(), trilu.band(a, -1, 2, fill=-np.inf))\n"
+        "b = a[:, :, :5] + 1j * a[:, :, 1:]\n"
+        "y = da.from_array(b, chunks=(1, 2, 4))\n"
+        "r = trilu.mirror(y, conj=True)\n"
+        "assert type(r) is type(x) and r.chunks == ((1, 1), (2, 2, 1), (2, 2, 1))\n"
+        "assert np.array_equal(r.compute(), trilu.mirror(b, conj=True))\n"
+        "assert (trilu.mirror(y) + 1).sum().compute() == (trilu.mirror(b) + 1).sum()\n"
+        "r = trilu.triu(x.rechunk((1, 3, 3)), 1)  # keys renamed when lowered\n"
+        "assert np.array_equal(r.compute(), np.triu(a, 1))\n"
     )
     subprocess.run([sys.executable, "-W", "error", "-c", code], check=True)

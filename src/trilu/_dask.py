@@ -1,4 +1,5 @@
-"""Triangles of dask arrays: one task per block, in a graph built here.
+"""Triangles, bands and mirrors of dask arrays: one task per block, in a
+graph built here.
 
 ``dask.array.triu`` builds a boolean mask array and runs ``where`` on every
 chunk, so it reads (and computes) the input of chunks that end up all zeros and
@@ -6,15 +7,22 @@ writes every element through a mask. A graph built block by block lets each
 block take its cheapest way, which neither ``map_blocks`` nor ``blockwise`` can
 express (both make every output block depend on its input block):
 
-- a block wholly in the zeroed triangle is a broadcast zero, with no dependency
-  on the input, so its input chunk is never computed or read;
-- a block wholly kept is an alias of the input's key: no task, no copy;
-- only blocks the diagonal crosses run trilu's kernel, with the block's own
-  diagonal offset ``k - (first column - first row)``.
+- band (triu, tril, trilu and band, with or without ``fill``): a block wholly
+  outside the band is the fill broadcast, with no dependency on the input, so
+  its input chunk is never computed or read; a block wholly inside is an alias
+  of the input's key (no task, no copy); only blocks a bound crosses run
+  trilu's kernel, with the block's own offsets ``lo - (first column - first
+  row)`` and ``hi - (...)``;
+- mirror: a block of the kept triangle is an alias, one of the other triangle
+  is the transpose of the block across the diagonal (which alone it reads),
+  and only diagonal blocks run the kernel.
 
-Chunks, including irregular ones and chunks along batch axes, are kept exactly.
-Tasks are top-level functions, so the graph pickles for ``dask.distributed``.
-A block runs on one thread unless trilu's count was chosen (set_num_threads,
+Chunks, including irregular ones and chunks along batch axes, are kept exactly
+(mirror makes the columns' chunks the rows' first, so blocks pair up across the
+diagonal). Arguments are validated when the graph is built, with the rules and
+messages of numpy input (``_validate``), not when it is computed. Tasks are
+top-level functions, so the graph pickles for ``dask.distributed``. A block
+runs on one thread unless trilu's count was chosen (set_num_threads,
 threadpoolctl, TRILU_NUM_THREADS): dask already runs blocks in parallel.
 This module is imported only when a dask array is passed to trilu.
 """
@@ -22,6 +30,8 @@ This module is imported only when a dask array is passed to trilu.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import accumulate, product
 from typing import Any
 
@@ -35,35 +45,59 @@ from dask.typing import Key
 
 from . import _kernel, _route, _threads, _validate
 
-__all__ = ["band", "mirror", "triangle"]
+__all__ = ["band", "mirror"]
 
 
 # --- tasks (top level, so they pickle) -----------------------------------------
 
 
-def _cut(block: Any, k: int, upper: bool, onnx: bool) -> Any:
-    """A block the diagonal crosses: the kernel with the block's own offset k
-    (the graph has validated the arguments); a chunk that is not a numpy
-    array (CuPy, ...) goes to its own library's triu/tril, as trilu does
-    elsewhere. On one thread, as dask runs blocks in parallel, unless the
-    count was chosen for trilu (``_threads.chosen``); the cap is this
-    thread's alone."""
+@contextmanager
+def _block_threads() -> Iterator[None]:
+    """One kernel thread for this block, as dask runs blocks in parallel,
+    unless the count was chosen for trilu (``_threads.chosen``); the cap is
+    this thread's alone."""
     cap = _kernel.cap_threads(0 if _threads.chosen else 1)
     try:
-        if not isinstance(block, np.ndarray):
-            return _route.numpy_function(upper)(block, k)
-        return _route.triangle(np.asarray(block), k, upper, None, None, onnx)
+        yield
     finally:
         _kernel.cap_threads(cap)
 
 
-def _cut_rows(block: Any, rows: int, k: int, upper: bool) -> Any:
+def _not_numpy(block: Any, what: str) -> TypeError:
+    """The error for another library's chunk where trilu's kernel is needed:
+    such a chunk's library is only ever asked for numpy's triu and tril."""
+    cls = type(block)
+    return TypeError(
+        f"{what} of a dask array needs numpy chunks, got {cls.__module__}.{cls.__name__}"
+    )
+
+
+def _cut(block: Any, lo: int | None, hi: int | None, fill: Any, onnx: bool) -> Any:
+    """A block a bound crosses: the kernel with the block's own offsets (the
+    graph has validated the arguments). A chunk that is not a numpy array
+    (CuPy, ...) goes to its own library's triu/tril, as trilu does elsewhere;
+    a fill there has no such function."""
+    with _block_threads():
+        if isinstance(block, np.ndarray):
+            return _route.band(block, lo, hi, fill, None, None, onnx)
+        if fill is not None:
+            raise _not_numpy(block, "fill=")
+        if hi is not None:
+            block = _route.numpy_function(False)(block, hi)
+        if lo is not None:
+            block = _route.numpy_function(True)(block, lo)
+        return block
+
+
+def _cut_rows(block: Any, rows: int, lo: int | None, hi: int | None, fill: Any) -> Any:
     """A block of numpy's N x N result for a 1-D input: its rows repeat block."""
-    return _cut(np.broadcast_to(block, (rows, block.shape[0])), k, upper, False)
+    rows_of = np.broadcast_to(block, (rows, block.shape[0]))
+    return _cut(rows_of, lo, hi, fill, False)
 
 
 def _zeros(shape: tuple[int, ...], meta: Any, fill: Any) -> Any:
-    """A block wholly zeroed, made without the input: one zero, broadcast.
+    """A block wholly outside the band, made without the input: one zero (or
+    the fill, a 0-d array of the result's dtype), broadcast.
 
     Read-only and of one element's memory, as the chunks of ``dask.array.zeros``
     (dask never writes into a chunk, ``compute`` returns a copy), so making it
@@ -72,6 +106,8 @@ def _zeros(shape: tuple[int, ...], meta: Any, fill: Any) -> Any:
     """
     if fill is None:
         zero = np.zeros_like(meta, shape=())
+    elif type(meta) is np.ndarray:
+        zero = fill  # its very bytes: full_like copies no padding
     else:
         zero = np.full_like(meta, fill, shape=())
     return np.broadcast_to(zero, shape)
@@ -82,6 +118,33 @@ def _zeros_like(block: Any, meta: Any, fill: Any) -> Any:
     return _zeros(block.shape, meta, fill)
 
 
+def _diagonal(block: Any, upper: bool, conj: bool) -> Any:
+    """A diagonal block of mirror: the kernel's mirror of the block."""
+    if not isinstance(block, np.ndarray):
+        raise _not_numpy(block, "mirror")
+    with _block_threads():
+        return _route.mirror(block, upper, conj, None, None)
+
+
+def _flip(block: Any, conj: bool) -> Any:
+    """A block of mirror's other triangle: block (j, i) transposed, a view,
+    conjugated with conj.
+
+    A complex numpy block has the sign of its imaginary parts flipped in a
+    copy, as the kernel's XOR flips it: NaNs and long double's padding bit
+    for bit. Objects get their ``.conjugate()``, other libraries' chunks
+    their own ``conjugate``.
+    """
+    flipped = np.swapaxes(block, -1, -2)
+    if not conj:
+        return flipped
+    if isinstance(block, np.ndarray) and block.dtype.kind == "c":
+        flipped = flipped.copy()
+        np.negative(flipped.imag, out=flipped.imag)
+        return flipped
+    return np.conjugate(flipped)
+
+
 # --- the graph -------------------------------------------------------------------
 
 
@@ -90,77 +153,74 @@ def _offsets(chunks: tuple[int, ...]) -> list[int]:
     return [0, *accumulate(chunks)][:-1]
 
 
-def _kind(rows: int, cols: int, k: int, upper: bool) -> str:
-    """'zero', 'keep' or 'cut' for a rows x cols block whose own offset is k.
+def _kind(rows: int, cols: int, lo: int | None, hi: int | None) -> str:
+    """'zero', 'keep' or 'cut' for a rows x cols block whose own band is
+    (lo, hi), None unbounded.
 
     In the block, column minus row runs from 1 - rows to cols - 1.
     """
-    if rows == 0 or cols == 0:
-        return "zero"  # nothing to read: no dependency either
-    if upper:
-        return "keep" if k <= 1 - rows else "zero" if k >= cols else "cut"
-    return "keep" if k >= cols - 1 else "zero" if k <= -rows else "cut"
+    first, last = 1 - rows, cols - 1
+    if (
+        rows == 0  # nothing to read: no dependency either
+        or cols == 0
+        or (lo is not None and lo > last)
+        or (hi is not None and hi < first)
+        or (lo is not None and hi is not None and lo > hi)
+    ):
+        return "zero"
+    if (lo is None or lo <= first) and (hi is None or hi >= last):
+        return "keep"
+    return "cut"
 
 
-def triangle(x: Any, k: int, upper: bool, *, onnx: bool = False) -> Any:
-    """triu (``upper``) or tril of dask array x, lazily, with x's chunks.
-
-    ``x`` is a ``dask.array.Array`` or, with dask's opt-in array expressions,
-    their collection; the result is of the same kind.
-
-    ``k`` is any Python int (clamped here). ``onnx`` applies ``trilu.trilu``'s
-    rules: Trilu's type constraint, rank >= 2 and strings zeroed to "".
-    Otherwise numpy's: a 1-D x of n elements gives an n x n result, chunked
-    along both axes as x is.
-    """
-    if onnx:
-        _validate.onnx_type(x.dtype)
-    if x.ndim < 2:
-        _validate.rank(x.shape, onnx)
-    vector = x.ndim == 1
-    chunks = (x.chunks[0], x.chunks[0]) if vector else x.chunks
+def _known(chunks: tuple[tuple[float, ...], ...]) -> None:
+    """Raise unless the matrix axes' chunk sizes are known: blocks are told
+    apart by where they are."""
     if any(math.isnan(c) for c in chunks[-2] + chunks[-1]):
         raise ValueError(
             "trilu needs the chunk sizes of the last two axes of a dask array; "
             "call x.compute_chunk_sizes() first"
         )
-    rows_total, cols_total = sum(chunks[-2]), sum(chunks[-1])
-    k = max(-rows_total, min(cols_total, k))  # beyond these all is kept or zero
 
-    dtype = _validate.result_dtype(x.dtype)
-    meta = meta_from_array(x._meta, ndim=len(chunks), dtype=dtype)  # type: ignore[no-untyped-call]
-    fill = "" if onnx and dtype.kind == "O" else None
-    # A kept block may pass its chunk through only if it is already the result.
-    alias = not vector and dtype == x.dtype
 
-    prefix = "trilu" if onnx else "triu" if upper else "tril"
-    name = f"{prefix}-{tokenize(x, k, upper, onnx)}"
-    row_offsets, col_offsets = _offsets(chunks[-2]), _offsets(chunks[-1])
-    dsk: dict[Key, Any] = {}
-    for index in product(*(range(len(c)) for c in chunks)):
-        i, j = index[-2], index[-1]
-        rows, cols = chunks[-2][i], chunks[-1][j]
-        kb = k - (col_offsets[j] - row_offsets[i])
-        key: Key = (name, *index)
-        source: Key = (x.name, j) if vector else (x.name, *index)
-        shape = tuple(c[n] for c, n in zip(chunks, index, strict=True))
-        kind = _kind(rows, cols, kb, upper)
-        if kind == "zero":
-            if any(math.isnan(n) for n in shape):  # an unknown batch size
-                dsk[key] = Task(key, _zeros_like, TaskRef(source), meta, fill)
-            else:
-                dsk[key] = Task(key, _zeros, shape, meta, fill)
-        elif kind == "keep" and alias:
-            dsk[key] = Alias(key, source)
-        elif vector:
-            dsk[key] = Task(key, _cut_rows, TaskRef(source), rows, kb, upper)
-        else:
-            dsk[key] = Task(key, _cut, TaskRef(source), kb, upper, onnx)
+def _numpy_meta(x: Any, what: str) -> None:
+    """Raise now for a dask array of another library's chunks (its meta says
+    so), where a block would need trilu's kernel for more than triu/tril."""
+    if not isinstance(x._meta, np.ndarray):
+        raise _not_numpy(x._meta, what)
+
+
+def _element(value: np.ndarray) -> np.ndarray:
+    """A validated fill as the kernel writes it: its bytes by
+    ``_validate.fill_bytes`` (a long double's padding zero, not what the
+    conversion left there); references (objects, strings of StringDType) as
+    they are, copied by numpy."""
+    if value.dtype.hasobject:
+        return value
+    data = _validate.fill_bytes(value, value.dtype)
+    return np.frombuffer(data, value.dtype).reshape(())
+
+
+def _keys_name(x: Any) -> str:
+    """The name in the keys of x's blocks: an array expression's own name is
+    not that of the graph it lowers to where lowering renames (a rechunk's)."""
+    if isinstance(x, Array):
+        return str(x.name)
+    keys = x.__dask_keys__()
+    while isinstance(keys, list) and keys:
+        keys = keys[0]
+    return str(keys[0]) if isinstance(keys, tuple) else str(x.name)
+
+
+def _collection(x: Any, dsk: dict[Key, Any], name: str, meta: Any, chunks: Any) -> Any:
+    """The dask array of graph dsk (keys named name) on top of x's graph: an
+    Array, or for x of dask's array expressions, their collection."""
     if not isinstance(x, Array):  # an array expression ("array.query-planning")
         # Only there: the expression machinery is not loaded unless enabled.
         from dask.array._array_expr._collection import from_graph  # noqa: PLC0415
 
         layer = {**x.__dask_graph__(), **dsk}
+        prefix = name.rpartition("-")[0]
         return from_graph(layer, meta, chunks, list(dsk), prefix)  # type: ignore[no-untyped-call]
     # dask's Array does not match dask's own DaskCollection protocol for mypy
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=[x])  # type: ignore[list-item]
@@ -168,14 +228,121 @@ def triangle(x: Any, k: int, upper: bool, *, onnx: bool = False) -> Any:
 
 
 def band(
-    x: Any, lo: int | None, hi: int | None, fill: Any, *, onnx: bool = False, name: str
+    x: Any,
+    lo: int | None,
+    hi: int | None,
+    fill: Any,
+    *,
+    onnx: bool = False,
+    name: str,
 ) -> Any:
-    """Band (lo, hi) of dask array x, the rest ``fill``, lazily."""
-    if fill is None and (lo is None) != (hi is None):
-        return triangle(x, lo if hi is None else hi, hi is None, onnx=onnx)
-    raise NotImplementedError(f"{name} with fill= or two bounds on dask arrays")
+    """Band (lo, hi) of dask array x (``lo <= j - i <= hi``, None unbounded),
+    the rest ``fill`` (None: numpy's zero), lazily, with x's chunks.
+
+    triu is (k, None), tril (None, k). ``x`` is a ``dask.array.Array`` or,
+    with dask's opt-in array expressions, their collection; the result is of
+    the same kind, its keys named after ``name`` (the public function).
+
+    ``lo`` and ``hi`` are any Python ints (clamped here). ``fill`` is
+    converted to the result's dtype now, so a bad one raises at the call, as
+    for numpy input. ``onnx`` applies ``trilu.trilu``'s rules: Trilu's type
+    constraint, rank >= 2 and object strings zeroed to "". Otherwise numpy's:
+    a 1-D x of n elements gives an n x n result, chunked along both axes as
+    x is.
+    """
+    if onnx:
+        _validate.onnx_type(x.dtype)
+    if x.ndim < 2:
+        _validate.rank(x.shape, onnx)
+    vector = x.ndim == 1
+    chunks = (x.chunks[0], x.chunks[0]) if vector else x.chunks
+    _known(chunks)
+    rows_total, cols_total = sum(chunks[-2]), sum(chunks[-1])
+    # beyond these bounds all is kept or nothing is
+    if lo is not None:
+        lo = max(-rows_total, min(cols_total, lo))
+    if hi is not None:
+        hi = max(-rows_total, min(cols_total, hi))
+
+    dtype = _validate.result_dtype(x.dtype)
+    value = None  # what blocks outside the band hold, None for zeros
+    if fill is not None or (onnx and dtype.kind == "O"):
+        value = _element(_validate.fill(fill, dtype, "" if onnx else None))
+        if fill is not None:
+            _numpy_meta(x, "fill=")
+    meta = meta_from_array(x._meta, ndim=len(chunks), dtype=dtype)  # type: ignore[no-untyped-call]
+    # A kept block may pass its chunk through only if it is already the result.
+    alias = not vector and dtype == x.dtype
+
+    key_name = f"{name}-{tokenize(x, lo, hi, value, onnx)}"
+    source_name = _keys_name(x)
+    row_offsets, col_offsets = _offsets(chunks[-2]), _offsets(chunks[-1])
+    dsk: dict[Key, Any] = {}
+    for index in product(*(range(len(c)) for c in chunks)):
+        i, j = index[-2], index[-1]
+        rows, cols = chunks[-2][i], chunks[-1][j]
+        shift = col_offsets[j] - row_offsets[i]
+        block_lo = None if lo is None else lo - shift
+        block_hi = None if hi is None else hi - shift
+        key: Key = (key_name, *index)
+        source: Key = (source_name, j) if vector else (source_name, *index)
+        shape = tuple(c[n] for c, n in zip(chunks, index, strict=True))
+        kind = _kind(rows, cols, block_lo, block_hi)
+        if kind == "zero":
+            if any(math.isnan(n) for n in shape):  # an unknown batch size
+                dsk[key] = Task(key, _zeros_like, TaskRef(source), meta, value)
+            else:
+                dsk[key] = Task(key, _zeros, shape, meta, value)
+        elif kind == "keep" and alias:
+            dsk[key] = Alias(key, source)
+        elif vector:
+            args = (rows, block_lo, block_hi, fill)
+            dsk[key] = Task(key, _cut_rows, TaskRef(source), *args)
+        else:
+            args = (block_lo, block_hi, fill, onnx)
+            dsk[key] = Task(key, _cut, TaskRef(source), *args)
+    return _collection(x, dsk, key_name, meta, chunks)
 
 
 def mirror(x: Any, upper: bool, conj: bool) -> Any:
-    """mirror of dask array x, lazily."""
-    raise NotImplementedError("mirror on dask arrays")
+    """mirror of dask array x, lazily: the triangle ``upper`` names kept,
+    the other its transpose (conjugated with ``conj``).
+
+    Square matrices only. The columns are rechunked as the rows where their
+    chunks differ, so that block (i, j) and block (j, i) are each other's
+    transposes; the result has those square chunks. A 1-D x (the rows of an
+    n x n matrix) and a dtype numpy changes (byte order, packed structures)
+    are first made the matrix of the result's dtype, block by block.
+    """
+    if x.ndim < 2:
+        _validate.rank(x.shape, False)
+    else:
+        _known(x.chunks)
+        _validate.square(x.shape, "mirror")
+    if conj and x.dtype.kind not in "iufcO":
+        raise TypeError(
+            f"conj=True needs numbers with a conjugate, got dtype {x.dtype}"
+        )
+    _numpy_meta(x, "mirror")
+    conj = conj and x.dtype.kind in "cO"  # real numbers are their own conjugates
+    if x.ndim < 2 or _validate.result_dtype(x.dtype) != x.dtype:
+        x = band(x, None, None, None, name="mirror-input")
+    chunks = x.chunks
+    if chunks[-1] != chunks[-2]:
+        x = x.rechunk({x.ndim - 1: chunks[-2]})
+        chunks = x.chunks
+
+    meta = meta_from_array(x._meta, ndim=x.ndim, dtype=x.dtype)  # type: ignore[no-untyped-call]
+    key_name = f"mirror-{tokenize(x, upper, conj)}"
+    source = _keys_name(x)
+    dsk: dict[Key, Any] = {}
+    for index in product(*(range(len(c)) for c in chunks)):
+        *batch, i, j = index
+        key: Key = (key_name, *index)
+        if i == j:
+            dsk[key] = Task(key, _diagonal, TaskRef((source, *index)), upper, conj)
+        elif (j > i) == upper:  # the kept triangle
+            dsk[key] = Alias(key, (source, *index))
+        else:
+            dsk[key] = Task(key, _flip, TaskRef((source, *batch, j, i)), conj)
+    return _collection(x, dsk, key_name, meta, chunks)
