@@ -319,10 +319,8 @@ def mirror(x: Any, upper: bool, conj: bool) -> Any:
     else:
         _known(x.chunks)
         _validate.square(x.shape, "mirror")
-    if conj and x.dtype.kind not in "iufcO":
-        raise TypeError(
-            f"conj=True needs numbers with a conjugate, got dtype {x.dtype}"
-        )
+    if conj:
+        _validate.conjugable(x.dtype)
     _numpy_meta(x, "mirror")
     conj = conj and x.dtype.kind in "cO"  # real numbers are their own conjugates
     if x.ndim < 2 or _validate.result_dtype(x.dtype) != x.dtype:

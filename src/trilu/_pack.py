@@ -11,11 +11,12 @@ references (object, StringDType) go through numpy's own indexing instead.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
 
-from . import _kernel, _validate
+from . import _kernel, _route, _validate
 
 _ndarray = np.ndarray
 
@@ -49,10 +50,12 @@ def _out(out: Any, shape: tuple[int, ...], dtype: np.dtype, src: np.ndarray) -> 
     _validate.out(out, shape, dtype)
     if not out.flags.writeable:
         raise ValueError("out is read-only")
-    if any(s == 0 and n > 1 for s, n in zip(out.strides, out.shape, strict=True)):
+    if out.size > 1 and any(
+        s == 0 and n > 1 for s, n in zip(out.strides, out.shape, strict=True)
+    ):
         raise ValueError("out has a zero stride: its elements overlap")
     if out.dtype != src.dtype:
-        return src.astype(out.dtype)
+        return _route.recast(src, out.dtype)
     if np.may_share_memory(out, src):
         return src.copy()
     return src
@@ -134,7 +137,11 @@ def _rows(count: int, lo: int | None, hi: int | None, k: int, upper: bool) -> in
     def kept(n: int) -> int:
         return int(_kernel.band_count(n, n, lo, hi))
 
-    low, high = 0, math.isqrt(2 * count) + abs(max(-(1 << 62), min(k, 1 << 62))) + 2
+    # kept(n) >= n(n+1)/2 once n passes the diagonals the band leaves out, of
+    # which there are k (upper) or -k (lower); n past 2**31 has more elements
+    # than an array can
+    skipped = max(k, 0) if upper else max(-k, 0)
+    low, high = 0, math.isqrt(2 * count) + min(skipped, 1 << 31) + 2
     while low < high:  # the smallest n that keeps count or more (kept grows with n)
         mid = (low + high) // 2
         if kept(mid) < count:
@@ -143,10 +150,14 @@ def _rows(count: int, lo: int | None, hi: int | None, k: int, upper: bool) -> in
             high = mid
     side = "upper" if upper else "lower"
     if kept(low) != count:
+        near = (
+            f"n={low - 1} has {kept(low - 1)}, n={low} has {kept(low)}"
+            if kept(low) > count
+            else f"none of up to {high} rows has"
+        )
         raise ValueError(
             f"v's last axis has {count} elements, but no square matrix's {side} "
-            f"triangle with k={k} has that many (n={low - 1} has {kept(low - 1)}, "
-            f"n={low} has {kept(low)}): give n"
+            f"triangle with k={k} has that many ({near}): give n"
         )
     if kept(low + 1) == count:
         raise ValueError(
@@ -244,6 +255,10 @@ def unpack(
     else:
         rows = _size(n, "n")
         cols = rows if m is None else _size(m, "m")
+        if rows * cols * v.dtype.itemsize > sys.maxsize:
+            raise MemoryError(
+                f"a {rows} x {cols} result of {v.dtype} cannot be allocated"
+            )
         need = _kernel.band_count(rows, cols, lo, hi)
         if need != count:
             side = "upper" if hi is None else "lower"

@@ -56,7 +56,7 @@ def _by_reference(
     return out
 
 
-def _recast(m: np.ndarray, dtype: np.dtype) -> np.ndarray:
+def recast(m: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """A copy of m in dtype: m's dtype in another byte order, or packed."""
     # numpy's astype leaves generic-unit datetimes unswapped: swap the bytes
     swap = dtype.kind in "mM" and dtype.byteorder != m.dtype.byteorder
@@ -115,13 +115,13 @@ def band(
         return _by_reference(m, _keep_mask(rows, cols, lo, hi), out, value)
     if out is None:
         if rdtype != dtype:  # another byte order or layout: recast, then cut
-            src, out = _recast(m, rdtype), _kernel.empty(m, rdtype, order)
+            src, out = recast(m, rdtype), _kernel.empty(m, rdtype, order)
             return _kernel.band(src, out, lo, hi, _fill_bytes(value, rdtype))
         if rdtype is not dtype:  # metadata numpy drops: m viewed in its dtype
             m = m.view(rdtype)
         return _kernel.band(m, None, lo, hi, _fill_bytes(value, rdtype), order)
     if out.dtype != dtype:  # another byte order or layout than out's
-        m = _recast(m, out.dtype)
+        m = recast(m, out.dtype)
     elif overlap:  # a partial overlap: work on a copy of m
         m = m.copy()
     return _kernel.band(m, out, lo, hi, _fill_bytes(value, out.dtype))
@@ -154,8 +154,8 @@ def mirror(m: np.ndarray, upper: bool, conj: bool, out: Any, order: Any) -> np.n
     m = matrices(m, False)
     _validate.square(m.shape, "mirror")
     dtype = m.dtype
-    if conj and dtype.kind not in "iufcO":
-        raise TypeError(f"conj=True needs numbers with a conjugate, got dtype {dtype}")
+    if conj:
+        _validate.conjugable(dtype)
     rdtype = _validate.result_dtype(dtype)
     if out is not None:
         _validate.out(out, m.shape, rdtype)
@@ -173,14 +173,14 @@ def mirror(m: np.ndarray, upper: bool, conj: bool, out: Any, order: Any) -> np.n
         return _by_reference(m, keep, out, other)
     if out is None:
         if rdtype != dtype:  # another byte order or layout: recast first
-            m = _recast(m, rdtype)
+            m = recast(m, rdtype)
         elif rdtype is not dtype:
             m = m.view(rdtype)
         return _kernel.mirror(
             m, None, upper, _conj_bits(rdtype) if conj else None, order
         )
     if out.dtype != dtype:
-        m = _recast(m, out.dtype)
+        m = recast(m, out.dtype)
     elif overlap:
         m = m.copy()
     return _kernel.mirror(m, out, upper, _conj_bits(out.dtype) if conj else None)

@@ -135,6 +135,16 @@ def square(shape: tuple[int, ...], name: str) -> None:
         raise ValueError(f"{name} needs square matrices, got shape {shape}")
 
 
+def conjugable(dtype: np.dtype) -> None:
+    """Raise unless conj= can apply to dtype: numbers (ml_dtypes' too, all
+    real) and objects (which need a .conjugate, found when it is called)."""
+    if dtype.kind in "iufcO" or (
+        dtype.kind == "V" and dtype.type.__module__.startswith("ml_dtypes")
+    ):
+        return
+    raise TypeError(f"conj=True needs numbers with a conjugate, got dtype {dtype}")
+
+
 def result_dtype(dtype: np.dtype) -> np.dtype:
     """numpy's result dtype, as its ``where`` finds it: native byte order,
     structured dtypes packed, a number's metadata dropped."""
