@@ -153,7 +153,7 @@ def _rows(count: int, lo: int | None, hi: int | None, k: int, upper: bool) -> in
         near = (
             f"n={low - 1} has {kept(low - 1)}, n={low} has {kept(low)}"
             if kept(low) > count
-            else f"none of up to {high} rows has"
+            else f"the largest within reach, n={high}, has {kept(high)}"
         )
         raise ValueError(
             f"v's last axis has {count} elements, but no square matrix's {side} "

@@ -80,6 +80,9 @@ cdef enum:
     # own, and the block's pages must stay within the L1 DTLB (64 entries)
     # beside the destination's, or each element read is a page walk.
     TILE_DIRECT_COLS = 32
+    # Each column's source line is fetched this many columns ahead: about a
+    # memory latency's worth of the columns' copies.
+    TILE_PREFETCH_COLS = 8
     # A fill that is not one byte value repeated is copied from a buffer of
     # it this long: long enough that a call's fixed cost is small beside it,
     # short enough to stay in L1D.
@@ -314,6 +317,9 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                 s = job.src + so + b0 * sr
                 d = job.dst + do + b0 * dr
                 for j in range(c0, c1):
+                    # the source line of a column a few ahead: lines a row
+                    # stride apart are nothing a hardware prefetcher follows
+                    trilu_prefetch(s + (j + TILE_PREFETCH_COLS) * ss)
                     column_rows(job, part, j, b0, b1, &top, &bottom)
                     if job.xor != NULL:
                         copy_xor(tag, d + (top - b0) * dr + j * w, dr,
