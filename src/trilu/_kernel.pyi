@@ -45,7 +45,9 @@ def mirror(
     xor: bytes | None = None,
     order: object = None,
 ) -> np.ndarray: ...
-def pack(src: np.ndarray, dst: np.ndarray, lo: int | None, hi: int | None) -> np.ndarray: ...
+def pack(
+    src: np.ndarray, dst: np.ndarray, lo: int | None, hi: int | None
+) -> np.ndarray: ...
 def unpack(
     src: np.ndarray,
     dst: np.ndarray | None,
