@@ -9,8 +9,9 @@ grid's ratios, ``--sweep-plot`` the sweeps' ratios by shape class,
 documentation's Performance page is made from the same functions at build time
 (``docs/_ext/perf_page.py``), so nothing in it is pasted by hand.
 
-A results file, written by ``bench/bench.py --json`` (``"kind": "grid"``) or
-``bench/sweep.py`` (``"kind": "sweep"``)::
+A results file, written by ``bench/bench.py --json`` (``"kind": "grid"``),
+``bench/bench_toolkit.py`` and ``bench/bench_indices.py`` (``"kind": "grid"``,
+classes "toolkit" and "indices") or ``bench/sweep.py`` (``"kind": "sweep"``)::
 
     {"schema": 1, "kind": "grid" | "sweep", "date": "2026-12-01T05:30:00Z",
      "seed": null | 3,
@@ -18,15 +19,20 @@ A results file, written by ``bench/bench.py --json`` (``"kind": "grid"``) or
                  "trilu": ..., "trilu_threads": 2, "torch": null | "2.x",
                  "onnxruntime": null | "1.x"},
      "cases": [{"name": ..., "class": "tall", "op": "tril",
-                "mode": "fresh" | "out" | "inplace", "shape": [200000, 6],
-                "dtype": "float64", "k": 0, "layout": "C",
+                "mode": "fresh" | "out" | "inplace" | "order K",
+                "shape": [200000, 6], "dtype": "float64", "k": 0, "layout": "C",
                 "result_bytes": 9600000, "kept_fraction": 0.99,
                 "trilu_s": 0.0012,
                 "ratios": {"numpy": 10.2, "copy": 1.2, "zeros": null, ...}}]}
 
 A ratio is the peer's time over trilu's (above 1: trilu is faster); a peer
 that was not measured is null or absent. Sweep classes: tall, wide, square,
-batch, k, negstride, transposed, dtype; the grid's cases are all "grid".
+batch, k, negstride, transposed, dtype (triu/tril against numpy, x.copy(),
+np.zeros, np.copyto) and the toolkit classes fill, band, pack, unpack, mirror
+(ops "tril"/"triu" with a fill, "band", "pack", "unpack", "mirror", each
+against the numpy way: "where", "zero fill", "triu(tril)", "x[r, c]",
+"scatter", and np.copyto); their cases may carry more fields (fill, lo, hi,
+upper, conj), which nothing here reads. The grid's cases are all "grid".
 """
 
 from __future__ import annotations
@@ -42,11 +48,17 @@ from typing import Any
 
 SCHEMA = 1
 # The order ratio kinds are shown in; any other kind follows, sorted.
-RATIO_ORDER = ["numpy", "torch", "onnxruntime", "copy", "zeros", "copyto", "empty_like"]
-CLASS_ORDER = [
-    "tall", "wide", "square", "batch", "k", "negstride", "transposed", "dtype", "grid",
+RATIO_ORDER = [
+    "numpy", "torch", "onnxruntime", "where", "zero fill", "triu(tril)", "x[r, c]",
+    "scatter", "copy", "zeros", "copyto", "empty_like",
 ]  # fmt: skip
+TRIANGLE_CLASSES = [
+    "tall", "wide", "square", "batch", "k", "negstride", "transposed", "dtype",
+]  # fmt: skip
+TOOLKIT_CLASSES = ["fill", "band", "pack", "unpack", "mirror"]
+CLASS_ORDER = [*TRIANGLE_CLASSES, *TOOLKIT_CLASSES, "grid", "toolkit", "indices"]
 MODE_ORDER = ["fresh", "out", "inplace"]
+OP_ORDER = ["triu", "tril", "band", "pack", "unpack", "mirror"]
 PEER_LABEL = {
     "numpy": "numpy.triu/tril",
     "torch": "torch.triu/tril",
@@ -55,7 +67,19 @@ PEER_LABEL = {
     "zeros": "np.zeros_like",
     "copyto": "np.copyto",
     "empty_like": "np.empty_like",
+    "where": "np.where",
+    "zero fill": "trilu, zero fill",
+    "triu(tril)": "np.triu(np.tril)",
+    "x[r, c]": "x[..., r, c]",
+    "scatter": "np.zeros; o[..., r, c] = v",
 }
+# The sweeps' worst-case columns, (mode, ratio kind): triu/tril's classes,
+# then the toolkit's.
+SWEEP_COLUMNS = [("fresh", "numpy"), ("fresh", "copy"), ("fresh", "zeros"),
+                 ("out", "copyto")]  # fmt: skip
+TOOLKIT_COLUMNS = [("fresh", "where"), ("fresh", "zero fill"), ("fresh", "triu(tril)"),
+                   ("fresh", "x[r, c]"), ("fresh", "scatter"), ("inplace", "where"),
+                   ("out", "copyto")]  # fmt: skip
 
 
 # --- loading -------------------------------------------------------------------
@@ -104,6 +128,20 @@ def _class(case: dict[str, Any]) -> str:
     return str(case.get("class") or "grid")
 
 
+def with_classes(
+    results: Sequence[dict[str, Any]], classes: Iterable[str], keep: bool = True
+) -> list[dict[str, Any]]:
+    """Each result with only the cases of these classes (``keep=False``: all
+    but them); results left with no case are dropped."""
+    chosen = set(classes)
+    out = []
+    for result in results:
+        cases = [c for c in result["cases"] if (_class(c) in chosen) == keep]
+        if cases:
+            out.append({**result, "cases": cases})
+    return out
+
+
 # --- numbers -------------------------------------------------------------------------
 
 
@@ -138,21 +176,27 @@ def machine_line(result: dict[str, Any]) -> str:
     return f"{when}{tail}: " + ", ".join(bits)
 
 
-def summary(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per mode, ratio kind and class: the worst (lowest) ratio, its case, the
-    median and the number of cases."""
+def summary(
+    results: Sequence[dict[str, Any]], by: str = "class"
+) -> list[dict[str, Any]]:
+    """Per mode, ratio kind and class (or another field of the cases, such as
+    "op"): the worst (lowest) ratio, its case, the median and the number of
+    cases; the group is under the key `by`."""
     groups: dict[tuple[str, str, str], list[tuple[float, str]]] = {}
     for result in results:
         for case in result["cases"]:
             for kind, value in case["ratios"].items():
                 if value is None:
                     continue
-                key = (case["mode"], kind, _class(case))
+                group = _class(case) if by == "class" else str(case[by])
+                key = (case["mode"], kind, group)
                 groups.setdefault(key, []).append((float(value), _label(case)))
     rows = []
     modes = _ordered({k[0] for k in groups}, MODE_ORDER)
     kinds = _ordered({k[1] for k in groups}, RATIO_ORDER)
-    classes = _ordered({k[2] for k in groups}, CLASS_ORDER)
+    classes = _ordered(
+        {k[2] for k in groups}, CLASS_ORDER if by == "class" else OP_ORDER
+    )
     for mode in modes:
         for kind in kinds:
             for cls in classes:
@@ -164,7 +208,7 @@ def summary(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                     {
                         "mode": mode,
                         "ratio": kind,
-                        "class": cls,
+                        by: cls,
                         "worst": worst[0],
                         "worst_case": worst[1],
                         "median": statistics.median(v for v, _ in values),
@@ -205,19 +249,20 @@ def case_tables(result: dict[str, Any]) -> dict[str, Table]:
     return tables
 
 
-def summary_table(results: Sequence[dict[str, Any]]) -> Table:
-    header = ["mode", "ratio", "class", "worst", "worst case", "median", "cases"]
+def summary_table(results: Sequence[dict[str, Any]], by: str = "class") -> Table:
+    """summary() as a table: a row per mode, ratio kind and class (or `by`)."""
+    header = ["mode", "ratio", by, "worst", "worst case", "median", "cases"]
     rows = [
         [
             r["mode"],
             f"{r['ratio']} / trilu",
-            r["class"],
+            r[by],
             fmt_ratio(r["worst"]),
             r["worst_case"],
             fmt_ratio(r["median"]),
             str(r["cases"]),
         ]
-        for r in summary(results)
+        for r in summary(results, by)
     ]
     return header, rows
 
@@ -403,18 +448,20 @@ def headline(result: dict[str, Any]) -> str:
     )
 
 
-def sweep_worst_table(results: Sequence[dict[str, Any]]) -> Table:
-    """The sweeps' worst ratio per class (numpy, copy, zeros fresh; copyto
-    out=), over every seed, with the seeds named."""
+def sweep_worst_table(
+    results: Sequence[dict[str, Any]],
+    columns: Sequence[tuple[str, str]] = SWEEP_COLUMNS,
+) -> Table:
+    """The sweeps' worst ratio per class, over every seed, one column per
+    (mode, ratio kind): by default numpy, copy, zeros fresh and copyto out=,
+    TOOLKIT_COLUMNS for the toolkit classes."""
     sweeps = [r for r in results if r["kind"] == "sweep"]
     worst = {(r["mode"], r["ratio"], r["class"]): r for r in summary(sweeps)}
-    columns = [
-        ("fresh", "numpy"),
-        ("fresh", "copy"),
-        ("fresh", "zeros"),
-        ("out", "copyto"),
+    kinds = [kind for _, kind in columns]
+    header = ["class"] + [  # the mode where a kind has more than one column
+        f"{kind} / trilu" + (f" ({mode})" if kinds.count(kind) > 1 else "")
+        for mode, kind in columns
     ]
-    header = ["class", *(f"{kind} / trilu" for _, kind in columns)]
     rows = []
     for cls in _ordered({r["class"] for r in worst.values()}, CLASS_ORDER):
         row = [cls]

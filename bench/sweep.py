@@ -2,6 +2,8 @@
 
     python bench/sweep.py [--seed 1] [--per-class 6] [--quick] [--classes a,b]
                           [--json bench/results/sweep-1.json] [--plot sweep.png]
+    python bench/sweep.py --seed 1 --classes toolkit \
+                          --json bench/results/sweep-toolkit-1.json
 
 The grid of bench.py holds fixed cases, which a kernel can be tuned to. Here
 the sizes, k and dtypes of each class are drawn from a seed, so run it with
@@ -16,6 +18,28 @@ trilu time, > 1: trilu is faster), each a median over interleaved rounds:
 A case whose input is not C-ordered is also timed with ``order="K"`` (mode
 "order K": the result laid out as the input, against numpy and ``x.copy()``,
 which keeps it too), beside numpy's layout (mode "fresh").
+
+Those are the ``triu``/``tril`` classes (tall, wide, square, batch, k,
+negstride, transposed, dtype: ``--classes triangle``, the default). The
+toolkit classes (``--classes toolkit``, or any of fill, band, pack, unpack,
+mirror) time the operations beyond numpy, each against the numpy way of it
+(masks and index arrays made once, outside the timing), on 2-D and batched
+inputs of 1 KiB to 32 MiB:
+
+- fill: ``tril``/``triu(x, k, fill=-inf)`` (an integer dtype's minimum for
+  integers) against ``np.where(mask, x, fill)`` ("where") and against the
+  same call with zeros ("zero fill": what the fill costs);
+- band: ``band(x, lo, hi)`` against ``np.triu(np.tril(x, hi), lo)``;
+- pack: ``pack(x, k, upper=)`` against ``x[..., r, c]``;
+- unpack: ``unpack(v, n, m, k, upper=)`` against ``o = np.zeros(...);
+  o[..., r, c] = v`` ("scatter");
+- mirror: ``mirror(x, upper=, conj=)`` against ``np.where(j >= i, x,
+  x.swapaxes(-1, -2))`` (conjugated with conj), fresh and in place (mode
+  "inplace", ``out=x``).
+
+Where the result has 40 KiB to 1 MiB, each is also timed writing into a
+preallocated array (mode "out", ``out=``) against ``np.copyto`` of the same
+bytes.
 
 The last lines are the worst case of each ratio, by name and by class.
 Nothing here is a test: no time is asserted.
@@ -40,13 +64,26 @@ import numpy as np
 import trilu
 
 sys.path.insert(0, str(Path(__file__).parent))
+from report import SWEEP_COLUMNS, TOOLKIT_COLUMNS
+
 from bench import cpu_name, fmt_time, machine, measure, median, ratio
 
 MIB = 1 << 20
 DTYPES = ["int8", "bool", "int16", "float16", "int32", "float32", "int64",
           "float64", "complex64", "complex128"]  # fmt: skip
 CLASSES = ["tall", "wide", "square", "batch", "k", "negstride", "transposed", "dtype"]
-TARGETS = {"numpy": 3.0, "copy": 0.9, "zeros": 0.3, "copyto": 0.8}
+# After CLASSES: drawn from the same stream, so adding them changed no draw of
+# the classes above.
+TOOLKIT_CLASSES = ["fill", "band", "pack", "unpack", "mirror"]
+ALL_CLASSES = CLASSES + TOOLKIT_CLASSES
+GROUPS = {"triangle": CLASSES, "toolkit": TOOLKIT_CLASSES, "all": ALL_CLASSES}
+TARGETS = {"numpy": 3.0, "copy": 0.9, "zeros": 0.3, "copyto": 0.8,
+           "where": 3.0, "zero fill": 0.8, "triu(tril)": 4.0, "x[r, c]": 4.0,
+           "scatter": 4.0}  # fmt: skip
+PEERS = ["numpy", "copy", "zeros", "copyto"]
+# The toolkit classes' out= is timed on results of this many bytes: the range
+# its target (0.8x np.copyto) is set for.
+OUT_BYTES = (40 * 1024, MIB)
 
 
 @dataclass(frozen=True)
@@ -97,6 +134,75 @@ class Case:
         mask = np.ones((rows, cols), dtype=bool)
         kept = np.triu(mask, self.k) if self.upper else np.tril(mask, self.k)
         return float(np.count_nonzero(kept)) / max(1, rows * cols)
+
+
+@dataclass(frozen=True)
+class ToolCase:
+    """One drawn input of a toolkit class: matrices of ``shape`` (the result's
+    for unpack), the band kept (lo <= j - i <= hi; None: unbounded), and
+    mirror's conj. A triangle is k with upper; a band, lo and hi."""
+
+    cls: str
+    shape: tuple[int, ...]
+    dtype: str
+    k: int | None = None
+    upper: bool = True
+    lo: int | None = None
+    hi: int | None = None
+    conj: bool = False
+
+    @property
+    def op(self) -> str:
+        if self.cls == "fill":
+            return "triu" if self.upper else "tril"
+        return self.cls
+
+    @property
+    def name(self) -> str:
+        head = f"{self.cls}: {'x'.join(map(str, self.shape))} {self.dtype}"
+        side = "upper" if self.upper else "lower"
+        if self.cls == "fill":
+            return f"{head} {self.op} k={self.k} fill={self.fill}"
+        if self.cls == "band":
+            return f"{head} band({self.lo}, {self.hi})"
+        if self.cls == "mirror":
+            return f"{head} {side}" + (" conj" if self.conj else "")
+        return f"{head} {side} k={self.k}"  # pack, unpack
+
+    @property
+    def fill(self) -> Any:
+        """fill's value: -inf, or an integer dtype's minimum."""
+        dtype = np.dtype(self.dtype)
+        return int(np.iinfo(dtype).min) if dtype.kind in "iu" else -math.inf
+
+    def mask(self) -> np.ndarray:
+        """Where each matrix keeps its input: the triangle, band, or for
+        mirror the triangle kept as it is (diagonal included)."""
+        rows, cols = self.shape[-2:]
+        offset = np.arange(cols) - np.arange(rows)[:, None]
+        if self.cls == "band":
+            lo = -rows if self.lo is None else self.lo
+            hi = cols if self.hi is None else self.hi
+            return (offset >= lo) & (offset <= hi)
+        k = 0 if self.cls == "mirror" else self.k
+        return offset >= k if self.upper else offset <= k
+
+    def indices(self) -> tuple[np.ndarray, np.ndarray]:
+        """numpy's r, c of pack's and unpack's triangle."""
+        rows, cols = self.shape[-2:]
+        tri = np.triu_indices if self.upper else np.tril_indices
+        return tri(rows, self.k, cols)
+
+    def make(self) -> np.ndarray:
+        """Random bytes of the dtype and shape (the matrices, also for unpack)."""
+        rng = np.random.default_rng(zlib.crc32(self.name.encode()))
+        dtype = np.dtype(self.dtype)
+        n = math.prod(self.shape) * dtype.itemsize
+        return rng.integers(0, 256, n, dtype=np.uint8).view(dtype).reshape(self.shape)
+
+    def kept_fraction(self) -> float:
+        mask = self.mask()
+        return float(np.count_nonzero(mask)) / max(1, mask.size)
 
 
 # --- drawing cases ----------------------------------------------------------------
@@ -163,13 +269,50 @@ def draw(cls: str, rng: np.random.Generator) -> Case:
     return Case(cls, (n, m), dtype, _near_diagonal_k(rng, n, m), upper)  # dtype
 
 
-def cases(seed: int, per_class: int, only: Sequence[str] = CLASSES) -> Iterator[Case]:
+def draw_toolkit(cls: str, rng: np.random.Generator) -> ToolCase:
+    """One case of a toolkit class: one matrix or a batch of them (half the
+    time each), matrices of 1 KiB to 32 MiB in all, log-uniform; square for
+    mirror, within 1.35x of it otherwise."""
+    dtypes = ["int8", "float32", "float64", "complex128"]
+    if cls == "fill":  # float16 too: a fill of another width
+        dtypes = ["int8", "float16", "float32", "float64", "complex128"]
+    dtype = str(rng.choice(dtypes))
+    upper = bool(rng.integers(2))
+    size = _log_int(rng, 1024, 32 * MIB) // np.dtype(dtype).itemsize  # elements
+    count = _log_int(rng, 2, 256) if rng.integers(2) else 1
+    n = max(2, math.isqrt(size // count))
+    m = n if cls == "mirror" else max(2, round(n * math.exp(rng.uniform(-0.3, 0.3))))
+    shape = (n, m) if count == 1 else (count, n, m)
+    if cls == "band":  # half-widths of 0 to the whole matrix, log-uniform
+        lo, hi = 1 - _log_int(rng, 1, n), _log_int(rng, 1, m) - 1
+        return ToolCase(cls, shape, dtype, lo=lo, hi=hi)
+    if cls == "mirror":
+        conj = dtype.startswith("complex") and bool(rng.integers(2))
+        return ToolCase(cls, shape, dtype, upper=upper, conj=conj)
+    return ToolCase(cls, shape, dtype, _near_diagonal_k(rng, n, m), upper)
+
+
+def classes(names: str) -> list[str]:
+    """--classes: class names and groups (triangle, toolkit, all), comma-separated."""
+    chosen: list[str] = []
+    for name in filter(None, (n.strip() for n in names.split(","))):
+        if name not in GROUPS and name not in ALL_CLASSES:
+            raise ValueError(
+                f"no class {name!r}: {', '.join(ALL_CLASSES)} or {', '.join(GROUPS)}"
+            )
+        chosen += [c for c in GROUPS.get(name, [name]) if c not in chosen]
+    return chosen
+
+
+def cases(
+    seed: int, per_class: int, only: Sequence[str] = CLASSES
+) -> Iterator[Case | ToolCase]:
     """The seed's cases, class by class (those of `only`; the draws of the
     others are made all the same, so a case is the same whatever `only`)."""
     rng = np.random.default_rng(seed)
-    for cls in CLASSES:
+    for cls in ALL_CLASSES:
         for _ in range(per_class):
-            case = draw(cls, rng)
+            case = draw(cls, rng) if cls in CLASSES else draw_toolkit(cls, rng)
             if cls in only:
                 yield case
 
@@ -228,6 +371,115 @@ def run_case(case: Case, rounds: int, min_sample: float) -> list[dict[str, Any]]
     return records
 
 
+def _scatter(
+    v: np.ndarray, shape: tuple[int, ...], r: np.ndarray, c: np.ndarray
+) -> Any:
+    o = np.zeros(shape, v.dtype)
+    o[..., r, c] = v
+    return o
+
+
+def toolkit_fns(case: ToolCase) -> list[tuple[str, int, dict[str, Fn | None]]]:
+    """(mode, the result's bytes, {"trilu": ..., peer: ...}) of each way the
+    case is timed; the masks and index arrays the numpy way needs are made
+    here, once, outside the timing. Each peer returns what trilu returns
+    (copyto: the same bytes into the same array)."""
+    x = case.make()
+    k, upper, conj, fill = case.k, case.upper, case.conj, case.fill
+    out = np.empty_like(x)
+    into = {"copyto": lambda: np.copyto(out, x)}
+    if case.cls == "fill":
+        ours = trilu.triu if upper else trilu.tril
+        mask = case.mask()
+        return [
+            ("fresh", x.nbytes, {"trilu": lambda: ours(x, k, fill=fill),
+                                 "where": lambda: np.where(mask, x, fill),
+                                 "zero fill": lambda: ours(x, k)}),
+            ("out", x.nbytes, {"trilu": lambda: ours(x, k, fill=fill, out=out),
+                               **into}),
+        ]  # fmt: skip
+    if case.cls == "band":
+        lo, hi = case.lo, case.hi
+        return [
+            ("fresh", x.nbytes, {"trilu": lambda: trilu.band(x, lo, hi),
+                                 "triu(tril)": lambda: np.triu(np.tril(x, hi), lo)}),
+            ("out", x.nbytes, {"trilu": lambda: trilu.band(x, lo, hi, out=out),
+                               **into}),
+        ]  # fmt: skip
+    r, c = case.indices() if case.cls in ("pack", "unpack") else (None, None)
+    if case.cls == "pack":
+        v = x[..., r, c]
+        packed = np.empty_like(v)
+        return [
+            ("fresh", v.nbytes, {"trilu": lambda: trilu.pack(x, k, upper=upper),
+                                 "x[r, c]": lambda: x[..., r, c]}),
+            ("out", v.nbytes, {
+                "trilu": lambda: trilu.pack(x, k, upper=upper, out=packed),
+                "copyto": lambda: np.copyto(packed, v)}),
+        ]  # fmt: skip
+    if case.cls == "unpack":
+        v = x[..., r, c]
+        rows, cols = x.shape[-2:]
+        return [
+            ("fresh", x.nbytes, {
+                "trilu": lambda: trilu.unpack(v, rows, cols, k, upper=upper),
+                "scatter": lambda: _scatter(v, x.shape, r, c)}),
+            ("out", x.nbytes, {
+                "trilu": lambda: trilu.unpack(v, rows, cols, k, upper=upper, out=out),
+                **into}),
+        ]  # fmt: skip
+    mask = case.mask()  # mirror: the triangle kept as it is
+    y = x.copy()
+
+    def where() -> np.ndarray:
+        t = np.swapaxes(x, -1, -2)
+        return np.where(mask, x, np.conjugate(t) if conj else t)
+
+    return [
+        ("fresh", x.nbytes, {"trilu": lambda: trilu.mirror(x, upper=upper, conj=conj),
+                             "where": where}),
+        ("inplace", x.nbytes, {
+            "trilu": lambda: trilu.mirror(y, upper=upper, conj=conj, out=y),
+            "where": where}),
+        ("out", x.nbytes, {
+            "trilu": lambda: trilu.mirror(x, upper=upper, conj=conj, out=out),
+            **into}),
+    ]  # fmt: skip
+
+
+def run_toolkit_case(
+    case: ToolCase, rounds: int, min_sample: float
+) -> list[dict[str, Any]]:
+    """The case's records, one a mode (fresh, inplace, out)."""
+    base: dict[str, Any] = {
+        "name": case.name,
+        "class": case.cls,
+        "op": case.op,
+        "shape": list(case.shape),
+        "dtype": case.dtype,
+        "k": case.k,
+        "layout": "C",
+        "kept_fraction": case.kept_fraction(),
+    }
+    if case.cls == "fill":
+        base["fill"] = str(case.fill)  # JSON has no -inf
+    if case.cls == "band":
+        base |= {"lo": case.lo, "hi": case.hi}
+    if case.cls in ("pack", "unpack", "mirror"):
+        base["upper"] = case.upper
+    if case.cls == "mirror":
+        base["conj"] = case.conj
+    records = []
+    for mode, nbytes, fns in toolkit_fns(case):
+        if mode == "out" and not OUT_BYTES[0] <= nbytes <= OUT_BYTES[1]:
+            continue
+        times = measure(fns, rounds, min_sample)
+        ratios = {p: ratio(times, p) for p in fns if p != "trilu"}
+        records.append({**base, "mode": mode, "result_bytes": nbytes,
+                        "trilu_s": median(times, "trilu"), "ratios": ratios})  # fmt: skip
+    return records
+
+
 def worst(records: list[dict[str, Any]]) -> dict[str, tuple[float, str]]:
     """The lowest ratio of each peer, and its case."""
     low: dict[str, tuple[float, str]] = {}
@@ -238,54 +490,105 @@ def worst(records: list[dict[str, Any]]) -> dict[str, tuple[float, str]]:
     return low
 
 
+def _cell(value: float | None) -> str:
+    return f"{value:.2f}x" if value is not None else "n/a"
+
+
+def _print_triangle(case: Case, fresh: dict[str, Any], into: dict[str, Any]) -> None:
+    cells = [_cell(rec["ratios"][peer])
+             for rec, peer in [(fresh, "numpy"), (fresh, "copy"), (fresh, "zeros"),
+                               (into, "copyto")]]  # fmt: skip
+    print(f"| {case.name} | {fresh['kept_fraction']:.1%} | "
+          f"{fmt_time(fresh['trilu_s'])} | " + " | ".join(cells) + " |")  # fmt: skip
+
+
+def _worst_tables(records: list[dict[str, Any]], chosen: list[str]) -> None:
+    """The worst ratio of each class: one table for the triangle classes, one
+    for the toolkit ones, each with its peers' columns."""
+    groups = [(CLASSES, SWEEP_COLUMNS), (TOOLKIT_CLASSES, TOOLKIT_COLUMNS)]
+    for group, columns in groups:
+        shown = [c for c in group if c in chosen]
+        if not shown:
+            continue
+        peers = [peer for _, peer in columns]  # with the mode where one repeats
+        print("\n| class | " + " | ".join(
+            f"worst {peer}" + (f" {mode}" if peers.count(peer) > 1 else "")
+            + " / trilu" for mode, peer in columns) + " |")  # fmt: skip
+        print("|---|" + "---:|" * len(columns))
+        for cls in shown:
+            cells = []
+            for mode, peer in columns:
+                low = worst([r for r in records
+                             if r["class"] == cls and r["mode"] == mode])  # fmt: skip
+                cells.append(_cell(low[peer][0]) if peer in low else "n/a")
+            print(f"| {cls} | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1, help="draws the sizes (1)")
     parser.add_argument("--per-class", type=int, default=6, help="cases a class (6)")
     parser.add_argument("--quick", action="store_true", help="fewer, shorter samples")
     parser.add_argument(
-        "--classes", default=",".join(CLASSES), help="comma-separated (all)"
-    )
+        "--classes",
+        default="triangle",
+        help="comma-separated classes, or groups: triangle (the default: "
+        + ", ".join(CLASSES) + "), toolkit (" + ", ".join(TOOLKIT_CLASSES)
+        + "), all",
+    )  # fmt: skip
     parser.add_argument("--json", metavar="PATH", help="write the results here")
     parser.add_argument("--plot", metavar="PNG", help="draw ratio against class")
     args = parser.parse_args()
+    try:
+        chosen = classes(args.classes)
+    except ValueError as exc:
+        parser.error(str(exc))
     rounds, min_sample = (3, 0.002) if args.quick else (7, 0.005)
 
     date = dt.datetime.now(dt.timezone.utc)
     print(f"# trilu shape sweep, seed {args.seed}\n\n{cpu_name()}, "
           f"{date:%Y-%m-%d %H:%M} UTC, trilu {trilu.__version__} "
           f"({trilu.get_num_threads()} threads), numpy {np.__version__}\n")  # fmt: skip
-    peers = ["numpy", "copy", "zeros", "copyto"]
-    print("| case | kept | trilu | " + " | ".join(f"{p} / trilu" for p in peers) + " |")
-    print("|---|---:|---:|" + "---:|" * len(peers))
     records: list[dict[str, Any]] = []
-    for case in cases(args.seed, args.per_class, args.classes.split(",")):
-        fresh, into, *keep = run_case(case, rounds, min_sample)
-        records += [fresh, into, *keep]
-        cells = []
-        for rec, peer in [(fresh, "numpy"), (fresh, "copy"), (fresh, "zeros"),
-                          (into, "copyto")]:  # fmt: skip
-            value = rec["ratios"][peer]
-            cells.append(f"{value:.2f}x" if value is not None else "n/a")
-        print(f"| {case.name} | {fresh['kept_fraction']:.1%} | "
-              f"{fmt_time(fresh['trilu_s'])} | " + " | ".join(cells) + " |")  # fmt: skip
+    header = None
+    for case in cases(args.seed, args.per_class, chosen):
+        group = "toolkit" if isinstance(case, ToolCase) else "triangle"
+        if group != header:
+            header = group
+            if group == "triangle":
+                print(
+                    "| case | kept | trilu | "
+                    + " | ".join(f"{p} / trilu" for p in PEERS)
+                    + " |"
+                )
+                print("|---|---:|---:|" + "---:|" * len(PEERS))  # fmt: skip
+            else:
+                print("\n| case | mode | kept | trilu | peer / trilu |")
+                print("|---|---|---:|---:|---|")
+        if isinstance(case, ToolCase):
+            new = run_toolkit_case(case, rounds, min_sample)
+            for rec in new:
+                print(f"| {case.name} | {rec['mode']} | {rec['kept_fraction']:.1%} | "
+                      f"{fmt_time(rec['trilu_s'])} | " + ", ".join(
+                          f"{p} {_cell(v)}" for p, v in rec["ratios"].items())
+                      + " |")  # fmt: skip
+            records += new
+        else:
+            fresh, into, *keep = run_case(case, rounds, min_sample)
+            records += [fresh, into, *keep]
+            _print_triangle(case, fresh, into)
+    _worst_tables(records, chosen)
     low = worst(records)
-    print("\n| class | " + " | ".join(f"worst {p} / trilu" for p in peers) + " |")
-    print("|---|" + "---:|" * len(peers))
-    for cls in CLASSES:
-        by_class = worst([r for r in records if r["class"] == cls])
-        print(f"| {cls} | " + " | ".join(
-            f"{by_class[p][0]:.2f}x" if p in by_class else "n/a" for p in peers
-        ) + " |")  # fmt: skip
     print()
     print(f"seed {args.seed} worst: " + "; ".join(
         f"{p} {low[p][0]:.2f}x ({low[p][1]})" + (" BELOW" if low[p][0] < TARGETS[p] else "")
-        for p in peers if p in low))  # fmt: skip
+        for p in TARGETS if p in low))  # fmt: skip
 
     bound = [
         (r["ratios"]["numpy"] / r["ratios"]["copy"], r["name"])
         for r in records
         if r["mode"] == "fresh"
+        and r["class"] in CLASSES
         and r["ratios"]["numpy"] < TARGETS["numpy"]
         and r["ratios"]["copy"] is not None
     ]

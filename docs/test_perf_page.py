@@ -1,4 +1,5 @@
-"""The Performance page's generator with zero, one or several sweep files.
+"""The Performance page's generator with zero, one or several sweep files,
+with and without the toolkit's files (toolkit.json, its sweep classes).
 
 Run by ``nox -s docs`` beside the browser check (it needs sphinx and
 matplotlib, which the package's tests do not install).
@@ -37,6 +38,37 @@ def _sweep(seed: int, classes: list[str]) -> dict[str, Any]:
                     "python": "3.11", "numpy": "2.4", "trilu": "0.1.0",
                     "trilu_threads": 2, "torch": None, "onnxruntime": None},
     }  # fmt: skip
+
+
+def _toolkit_cases(classes: list[str]) -> list[dict[str, Any]]:
+    peers = {"fill": "where", "band": "triu(tril)", "pack": "x[r, c]",
+             "unpack": "scatter", "mirror": "where"}  # fmt: skip
+    modes = {"fresh": peers, "out": dict.fromkeys(peers, "copyto"),
+             "inplace": {"mirror": "where"}}  # fmt: skip
+    return [
+        {"name": f"{cls}: 300x300 float64", "class": cls, "op": cls, "mode": mode,
+         "shape": [300, 300], "dtype": "float64", "k": 0, "layout": "C",
+         "result_bytes": 720000, "kept_fraction": 0.5, "trilu_s": 5e-5,
+         "ratios": {peer[cls]: 3.0 + i}}
+        for i, cls in enumerate(classes)
+        for mode, peer in modes.items()
+        if cls in peer
+    ]  # fmt: skip
+
+
+def _toolkit_sweep(seed: int, classes: list[str]) -> dict[str, Any]:
+    return {**_sweep(seed, []), "cases": _toolkit_cases(classes)}
+
+
+def _toolkit() -> dict[str, Any]:
+    cases = _toolkit_cases(["fill", "band", "pack", "unpack", "mirror"])
+    for case in cases:
+        case["class"] = "toolkit"
+    return {**_sweep(9, []), "kind": "grid", "seed": None, "cases": cases}
+
+
+def _write(folder: Path, name: str, data: dict[str, Any]) -> None:
+    (folder / name).write_text(json.dumps(data), encoding="utf-8")
 
 
 @pytest.fixture
@@ -83,13 +115,58 @@ def test_no_results_at_all(tmp_path: Path) -> None:
     text = perf_page.render(report, empty, tmp_path)
     assert "No grid results file" in text
     assert "No sweep results yet" in text
+    assert "No toolkit results file" in text
+    assert "No toolkit sweep results yet" in text
+    assert "No index family results file" in text
+
+
+def test_toolkit_file(results: Path, tmp_path: Path) -> None:
+    _write(results, "toolkit.json", _toolkit())
+    text = perf_page.render(report, results, tmp_path)
+    assert "No toolkit results file" not in text
+    for mode in ("fresh output", "``out=``", "in place"):
+        assert f"Beyond numpy, {mode}" in text
+    assert ".. list-table:: ``toolkit.json``: 2026-12-09, CPU 9\n" in text
+    assert "     - x[r, c] / trilu" in text
+    assert (tmp_path / "toolkit.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_toolkit_sweep_classes_get_their_own_section(
+    results: Path, tmp_path: Path
+) -> None:
+    """Toolkit classes in a file of their own or beside the triangle classes:
+    shown apart from them, with their own columns."""
+    _write(results, "sweep-toolkit-1.json", _toolkit_sweep(1, ["fill", "mirror"]))
+    text = perf_page.render(report, results, tmp_path)
+    assert "No sweep results yet" in text  # no triangle class yet
+    toolkit = text.split("Beyond numpy: the shape sweep")[1]
+    assert "1 sweep file(s) of the toolkit classes" in toolkit
+    assert "sweep-toolkit-1.json: toolkit classes, inplace" in toolkit
+    assert "     - where / trilu (inplace)" in toolkit
+    assert (tmp_path / "sweep-toolkit.png").read_bytes().startswith(b"\x89PNG")
+
+    mixed = _sweep(2, ["tall", "wide"])
+    mixed["cases"] += _toolkit_cases(["band", "pack"])
+    _write(results, "sweep-2.json", mixed)
+    text = perf_page.render(report, results, tmp_path)
+    triangle, toolkit = text.split("Beyond numpy: the shape sweep")
+    triangle = triangle.split("The shape sweep")[1]
+    assert "1 sweep file(s):" in triangle
+    assert "     - band" not in triangle
+    assert "     - tall" not in toolkit
+    assert "2 sweep file(s) of the toolkit classes" in toolkit
+    assert "sweep-2.json: toolkit classes, fresh" in toolkit
+    assert "     - band" in toolkit
 
 
 def test_every_table_names_its_runs(results: Path, tmp_path: Path) -> None:
     """No table without the file, date and machine it comes from."""
-    (results / "sweep-1.json").write_text(
-        json.dumps(_sweep(1, ["tall"])), encoding="utf-8"
-    )
+    _write(results, "sweep-1.json", _sweep(1, ["tall"]))
+    _write(results, "sweep-toolkit-1.json", _toolkit_sweep(1, ["unpack"]))
+    _write(results, "toolkit.json", _toolkit())
+    indices = perf_page.RESULTS / "indices.json"
+    if indices.is_file():
+        shutil.copy(indices, results / "indices.json")
     text = perf_page.render(report, results, tmp_path)
     tables = [line for line in text.splitlines() if line.startswith(".. list-table::")]
     assert tables

@@ -145,3 +145,144 @@ def test_plots(tmp_path: Path) -> None:
     report.plot_grid(grid, tmp_path / "grid.png")
     for name in ("sweep.png", "grid.png"):
         assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")
+
+
+def test_with_classes() -> None:
+    mixed = _result("sweep", [_case("t", "tall", "fresh", numpy=4.0),
+                              _case("f", "fill", "fresh", where=5.0),
+                              _case("m", "mirror", "inplace", where=3.5)], seed=1)  # fmt: skip
+    toolkit = report.with_classes([mixed, SWEEP], report.TOOLKIT_CLASSES)
+    assert [[c["name"] for c in r["cases"]] for r in toolkit] == [["f", "m"]]
+    rest = report.with_classes([mixed, SWEEP], report.TOOLKIT_CLASSES, keep=False)
+    assert [len(r["cases"]) for r in rest] == [1, 4]
+    assert len(mixed["cases"]) == 3  # the input is left as it was
+
+
+def test_toolkit_worst_table() -> None:
+    sweep = _result(
+        "sweep",
+        [
+            _case("f", "fill", "fresh", where=5.0, **{"zero fill": 0.9}),
+            _case("f", "fill", "out", copyto=1.1),
+            _case("m", "mirror", "fresh", where=3.5),
+            _case("m", "mirror", "inplace", where=2.5),
+        ],
+        seed=1,
+    )
+    header, rows = report.sweep_worst_table([sweep], report.TOOLKIT_COLUMNS)
+    assert header[:3] == ["class", "where / trilu (fresh)", "zero fill / trilu"]
+    assert "where / trilu (inplace)" in header
+    assert rows[0][:3] == ["fill", "5.00x", "0.90x"]
+    assert rows[1][0] == "mirror"
+    assert rows[1][header.index("where / trilu (inplace)")] == "2.50x"
+    # the triangle classes' table keeps its headers
+    assert report.sweep_worst_table([SWEEP])[0] == [
+        "class", "numpy / trilu", "copy / trilu", "zeros / trilu", "copyto / trilu",
+    ]  # fmt: skip
+
+
+# --- bench/sweep.py's toolkit classes: what they compare, not how fast ------------
+
+
+@pytest.fixture(scope="module")
+def sweep() -> Any:
+    """bench/sweep.py, imported with bench/ on sys.path only while it loads."""
+    path, modules = list(sys.path), set(sys.modules)
+    spec = importlib.util.spec_from_file_location(
+        "trilu_bench_sweep", ROOT / "bench" / "sweep.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look themselves up there
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = path
+        for name in set(sys.modules) - modules - {spec.name}:  # bench, cases...
+            del sys.modules[name]
+    return module
+
+
+def test_sweep_classes(sweep: Any) -> None:
+    assert sweep.CLASSES == report.TRIANGLE_CLASSES
+    assert sweep.TOOLKIT_CLASSES == report.TOOLKIT_CLASSES
+    for _, peer in report.TOOLKIT_COLUMNS + report.SWEEP_COLUMNS:
+        assert peer in sweep.TARGETS
+    assert sweep.classes("toolkit,tall,fill") == [*report.TOOLKIT_CLASSES, "tall"]
+    with pytest.raises(ValueError, match="no class 'nope'"):
+        sweep.classes("nope")
+    # a case is the same whichever classes are chosen
+    every = [c.name for c in sweep.cases(3, 2, sweep.ALL_CLASSES)]
+    some = [c.name for c in sweep.cases(3, 2, ["square", "pack"])]
+    assert some == [n for n in every if n.startswith(("square:", "pack:"))]
+
+
+def _toolkit_cases(sweep: Any) -> list[Any]:
+    """Small cases of every toolkit class: 2-D, batched, one element; square
+    for mirror; each dtype kind, both triangles, a few k and bands."""
+    tool = sweep.ToolCase
+    shapes = [(5, 7), (3, 6, 4), (4, 4), (2, 1, 1)]
+    dtypes = ["int8", "float16", "float64", "complex128"]
+    grid = [(s, d, upper) for s in shapes for d in dtypes for upper in (True, False)]
+    return (
+        [tool(cls, s, d, k, upper) for s, d, upper in grid
+         for cls in ("fill", "pack", "unpack") for k in (-1, 0, 2)]
+        + [tool("mirror", (*s[:-1], s[-2]), d, upper=upper, conj=conj)
+           for s, d, upper in grid for conj in {False, d == "complex128"}]
+        + [tool("band", s, d, lo=lo, hi=hi) for s, d, _ in grid
+           for lo, hi in [(-8, 8), (0, 0), (-1, 3), (2, -2)]]
+    )  # fmt: skip
+
+
+def test_toolkit_peers_compute_what_trilu_computes(sweep: Any) -> None:
+    """Each numpy way gives trilu's result, bit for bit, of its dtype; out=
+    writes it too."""
+    for case in _toolkit_cases(sweep):
+        timed = sweep.toolkit_fns(case)
+        fresh = timed[0][2]["trilu"]()
+        assert [mode for mode, _, _ in timed][-1] == "out"
+        for mode, nbytes, fns in timed:
+            if mode == "out" and nbytes == 0:  # never timed (OUT_BYTES)
+                continue
+            ours = fns["trilu"]()
+            assert ours.nbytes == nbytes
+            assert ours.dtype == fresh.dtype
+            assert ours.tobytes() == fresh.tobytes(), (case, mode)
+            for peer, fn in fns.items():
+                if peer in ("trilu", "copyto", "zero fill"):
+                    continue
+                theirs = fn()
+                assert (theirs.dtype, theirs.shape) == (ours.dtype, ours.shape)
+                assert theirs.tobytes() == ours.tobytes(), (case, mode, peer)
+
+
+def test_toolkit_records_load(sweep: Any, tmp_path: Path) -> None:
+    """One small case of each toolkit class, run: records report.py reads."""
+    records = []
+    for cls in report.TOOLKIT_CLASSES:
+        shape = (200, 200) if cls == "pack" else (120, 120)  # out= timed too
+        case = sweep.ToolCase(cls, shape, "float32", 0, lo=-2, hi=2)
+        records += sweep.run_toolkit_case(case, 1, 1e-4)
+    assert {(r["class"], r["mode"]) for r in records} == {
+        (cls, mode) for cls in report.TOOLKIT_CLASSES for mode in ("fresh", "out")
+    } | {("mirror", "inplace")}
+    path = tmp_path / "sweep-toolkit-1.json"
+    path.write_text(json.dumps(_result("sweep", records, seed=1)), encoding="utf-8")
+    tables = report.case_tables(report.load(path))
+    assert list(tables) == ["fresh", "out", "inplace"]
+    assert "x[r, c] / trilu" in tables["fresh"][0]
+
+
+def test_summary_by_op() -> None:
+    toolkit = _result("grid", [
+        {**_case("f", "toolkit", "fresh", where=5.0), "op": "tril"},
+        {**_case("m", "toolkit", "fresh", where=2.0), "op": "mirror"},
+        {**_case("m2", "toolkit", "fresh", where=4.0), "op": "mirror"},
+    ])  # fmt: skip
+    header, rows = report.summary_table([toolkit], "op")
+    assert header[2] == "op"
+    assert [row[2:7] for row in rows] == [
+        ["tril", "5.00x", "f tril", "5.00x", "1"],
+        ["mirror", "2.00x", "m mirror", "3.00x", "2"],
+    ]

@@ -1,10 +1,14 @@
 """Write the Performance page's tables and plots from the results files.
 
 At ``builder-inited`` this reads ``bench/results/*.json`` (``grid.json`` from
-``bench/bench.py --json``, ``sweep-*.json`` from ``bench/sweep.py``) and writes
-``docs/_generated/performance.rst`` and its PNGs, which ``performance.rst``
-includes. Zero sweep files give a page that says so. Nothing in the tables is
-typed by hand: every figure comes from ``bench/report.py``.
+``bench/bench.py --json``, ``toolkit.json`` from ``bench/bench_toolkit.py``,
+``indices.json`` from ``bench/bench_indices.py``, ``sweep-*.json`` from
+``bench/sweep.py``) and writes ``docs/_generated/performance.rst`` and its
+PNGs, which ``performance.rst`` includes. The sweeps' triu/tril classes and
+their toolkit classes (fill, band, pack, unpack, mirror) get a section each,
+whichever files hold them. A missing file, or zero sweep files, give a page
+that says so. Nothing in the tables is typed by hand: every figure comes from
+``bench/report.py``.
 
 It also checks that the README's headline (the line after
 ``<!-- perf:headline -->``) is the one ``bench/report.py`` makes from
@@ -61,68 +65,174 @@ def _run(results: list[dict[str, Any]]) -> str:
     return "; ".join(f"{', '.join(files)}: {when}" for when, files in runs.items())
 
 
+GRID_TITLES = {
+    "fresh": "Fresh output: ``trilu.triu(x)`` against each peer making a new array",
+    "out": "``out=`` into a preallocated array, against ``np.copyto(out, x)``",
+    "inplace": "In place: ``trilu.triu(x, out=x)`` against PyTorch's ``x.triu_()``",
+}
+TOOLKIT_TITLES = {
+    "fresh": "Beyond numpy, fresh output: against the numpy way",
+    "out": "Beyond numpy, ``out=``: against ``np.copyto`` of the same bytes",
+    "inplace": "Beyond numpy, in place: ``mirror(x, out=x)`` against ``np.where``",
+}
+
+
+def _grid(report: Any, out: Path, grid: dict[str, Any]) -> list[str]:
+    report.plot_grid(grid, out / "grid.png")
+    parts = [_machine(report, grid), f"**{report.headline(grid)}.**\n"]
+    parts.append(
+        ".. image:: /_generated/grid.png\n"
+        "   :alt: each grid case's ratios against numpy, onnxruntime, "
+        "x.copy() and np.copyto\n"
+    )
+    for mode, table in report.case_tables(grid).items():
+        parts.append(_heading(GRID_TITLES.get(mode, mode), "~"))
+        parts.append(report.rst(table, _run([grid])))
+    parts.append(_heading("Worst case per ratio: the grid", "~"))
+    parts.append(report.rst(report.summary_table([grid]), _run([grid])))
+    return parts
+
+
+def _toolkit(report: Any, out: Path, toolkit: dict[str, Any]) -> list[str]:
+    report.plot_grid(toolkit, out / "toolkit.png")
+    parts = [_machine(report, toolkit)]
+    parts.append(
+        "Fixed cases of ``tril(x, fill=-inf)``, ``band(x, -8, 8)``, ``pack``, "
+        "``unpack`` and ``mirror``, each against the numpy way of it, its masks "
+        "and index arrays made outside the timing; ``out=`` where the result "
+        "has 40 KiB to 1 MiB.\n"
+    )
+    parts.append(
+        ".. image:: /_generated/toolkit.png\n"
+        "   :alt: each toolkit case's ratios against the numpy way and np.copyto\n"
+    )
+    for mode, table in report.case_tables(toolkit).items():
+        parts.append(_heading(TOOLKIT_TITLES.get(mode, mode), "~"))
+        parts.append(report.rst(table, _run([toolkit])))
+    parts.append(_heading("Worst case per ratio: beyond numpy", "~"))
+    parts.append(report.rst(report.summary_table([toolkit], "op"), _run([toolkit])))
+    return parts
+
+
+def _sweep(report: Any, out: Path, sweeps: list[dict[str, Any]]) -> list[str]:
+    report.plot_sweep(sweeps, out / "sweep.png")
+    parts = []
+    parts.append(
+        f"{len(sweeps)} sweep file(s): shapes drawn per class from a seed, so "
+        "that no fixed case can be tuned for.\n"
+    )
+    parts += [_machine(report, s) for s in sweeps]
+    parts.append(
+        ".. image:: /_generated/sweep.png\n"
+        "   :alt: ratio against shape class, one marker per case\n"
+    )
+    parts.append(_heading("Worst case per shape class", "~"))
+    parts.append(
+        f"The lowest ratio of each class over seeds {report.sweep_seeds(sweeps)}: "
+        "fresh results against numpy, ``x.copy()`` and ``np.zeros_like``, "
+        "``out=`` against ``np.copyto``.\n"
+    )
+    parts.append(report.rst(report.sweep_worst_table(sweeps), _run(sweeps)))
+    parts.append(_heading("Worst case per ratio and shape class", "~"))
+    parts.append(report.rst(report.summary_table(sweeps), _run(sweeps)))
+    for sweep in sweeps:
+        name = Path(sweep["path"]).name
+        for mode, table in report.case_tables(sweep).items():
+            parts.append(_heading(f"{name}: {mode}", "~"))
+            parts.append(report.rst(table, _run([sweep])))
+    return parts
+
+
+def _toolkit_sweep(report: Any, out: Path, sweeps: list[dict[str, Any]]) -> list[str]:
+    report.plot_sweep(sweeps, out / "sweep-toolkit.png")
+    parts = []
+    parts.append(
+        f"{len(sweeps)} sweep file(s) of the toolkit classes (fill, band, pack, "
+        "unpack, mirror): 2-D and batched shapes of 1 KiB to 32 MiB drawn per "
+        "class from a seed, each operation against the numpy way of it, "
+        "``out=`` against ``np.copyto`` where the result has 40 KiB to 1 MiB.\n"
+    )
+    parts += [_machine(report, s) for s in sweeps]
+    parts.append(
+        ".. image:: /_generated/sweep-toolkit.png\n"
+        "   :alt: ratio against toolkit class, one marker per case\n"
+    )
+    parts.append(_heading("Worst case per toolkit class", "~"))
+    parts.append(
+        f"The lowest ratio of each class over seeds {report.sweep_seeds(sweeps)}: "
+        "fresh results and ``mirror`` in place against the numpy way, "
+        "``tril``/``triu`` with a fill against the same call with zeros, "
+        "``out=`` against ``np.copyto``.\n"
+    )
+    table = report.sweep_worst_table(sweeps, report.TOOLKIT_COLUMNS)
+    parts.append(report.rst(table, _run(sweeps)))
+    parts.append(_heading("Worst case per ratio and toolkit class", "~"))
+    parts.append(report.rst(report.summary_table(sweeps), _run(sweeps)))
+    for sweep in sweeps:
+        name = Path(sweep["path"]).name
+        for mode, table in report.case_tables(sweep).items():
+            parts.append(_heading(f"{name}: toolkit classes, {mode}", "~"))
+            parts.append(report.rst(table, _run([sweep])))
+    return parts
+
+
+def _indices(report: Any, indices: dict[str, Any]) -> list[str]:
+    parts = [_machine(report, indices)]
+    parts.append("``tri``, ``triu_indices`` and ``tril_indices`` against numpy's.\n")
+    run = _run([indices])
+    parts += [report.rst(table, run) for table in report.case_tables(indices).values()]
+    return parts
+
+
 def render(report: Any, results: Path = RESULTS, out: Path = OUT) -> str:
     """The generated part of the Performance page, as reST; plots go to out.
     Each table's caption names the runs (file, date, machine) it comes from."""
-    grid_path = results / "grid.json"
-    sweeps = report.load_all(results.glob("sweep-*.json"))
+    every_sweep = report.load_all(results.glob("sweep-*.json"))
+    sweeps = report.with_classes(every_sweep, report.TOOLKIT_CLASSES, keep=False)
+    toolkit_sweeps = report.with_classes(every_sweep, report.TOOLKIT_CLASSES)
     parts = []
 
     parts.append(_heading("The grid", "-"))
-    if grid_path.is_file():
-        grid = report.load(grid_path)
-        report.plot_grid(grid, out / "grid.png")
-        parts.append(_machine(report, grid))
-        parts.append(f"**{report.headline(grid)}.**\n")
-        parts.append(
-            ".. image:: /_generated/grid.png\n"
-            "   :alt: each grid case's ratios against numpy, onnxruntime, "
-            "x.copy() and np.copyto\n"
-        )
-        titles = {
-            "fresh": "Fresh output: ``trilu.triu(x)`` against each peer making a new array",
-            "out": "``out=`` into a preallocated array, against ``np.copyto(out, x)``",
-            "inplace": "In place: ``trilu.triu(x, out=x)`` against PyTorch's ``x.triu_()``",
-        }
-        for mode, table in report.case_tables(grid).items():
-            parts.append(_heading(titles.get(mode, mode), "~"))
-            parts.append(report.rst(table, _run([grid])))
-        parts.append(_heading("Worst case per ratio: the grid", "~"))
-        parts.append(report.rst(report.summary_table([grid]), _run([grid])))
+    if (results / "grid.json").is_file():
+        parts += _grid(report, out, report.load(results / "grid.json"))
     else:
         parts.append("No grid results file (``bench/results/grid.json``) yet.\n")
 
     parts.append(_heading("The shape sweep", "-"))
     if sweeps:
-        report.plot_sweep(sweeps, out / "sweep.png")
-        parts.append(
-            f"{len(sweeps)} sweep file(s): shapes drawn per class from a seed, so "
-            "that no fixed case can be tuned for.\n"
-        )
-        parts += [_machine(report, s) for s in sweeps]
-        parts.append(
-            ".. image:: /_generated/sweep.png\n"
-            "   :alt: ratio against shape class, one marker per case\n"
-        )
-        parts.append(_heading("Worst case per shape class", "~"))
-        parts.append(
-            f"The lowest ratio of each class over seeds {report.sweep_seeds(sweeps)}: "
-            "fresh results against numpy, ``x.copy()`` and ``np.zeros_like``, "
-            "``out=`` against ``np.copyto``.\n"
-        )
-        parts.append(report.rst(report.sweep_worst_table(sweeps), _run(sweeps)))
-        parts.append(_heading("Worst case per ratio and shape class", "~"))
-        parts.append(report.rst(report.summary_table(sweeps), _run(sweeps)))
-        for sweep in sweeps:
-            name = Path(sweep["path"]).name
-            for mode, table in report.case_tables(sweep).items():
-                parts.append(_heading(f"{name}: {mode}", "~"))
-                parts.append(report.rst(table, _run([sweep])))
+        parts += _sweep(report, out, sweeps)
     else:
         parts.append(
             "No sweep results yet: ``bench/sweep.py`` writes "
             "``bench/results/sweep-*.json`` files, and each one committed "
             "appears here with its plot and its worst cases.\n"
+        )
+
+    parts.append(_heading("Beyond numpy: fill, band, pack, unpack, mirror", "-"))
+    if (results / "toolkit.json").is_file():
+        parts += _toolkit(report, out, report.load(results / "toolkit.json"))
+    else:
+        parts.append(
+            "No toolkit results file (``bench/results/toolkit.json``, from "
+            "``bench/bench_toolkit.py``) yet.\n"
+        )
+
+    parts.append(_heading("Beyond numpy: the shape sweep", "-"))
+    if toolkit_sweeps:
+        parts += _toolkit_sweep(report, out, toolkit_sweeps)
+    else:
+        parts.append(
+            "No toolkit sweep results yet: ``bench/sweep.py --classes toolkit`` "
+            "writes them (``bench/results/sweep-toolkit-*.json``).\n"
+        )
+
+    parts.append(_heading("The index family", "-"))
+    if (results / "indices.json").is_file():
+        parts += _indices(report, report.load(results / "indices.json"))
+    else:
+        parts.append(
+            "No index family results file (``bench/results/indices.json``, from "
+            "``bench/bench_indices.py``) yet.\n"
         )
     return "\n".join(parts)
 
