@@ -6,15 +6,25 @@
 # split the rows of the batch as for a band, and a run of whole rows whose
 # two sides are contiguous is one memcpy.
 
+cdef enum:
+    # A span shorter than this is copied element by element: a memcpy call's
+    # fixed cost is that of moving about this many bytes in a loop.
+    SPAN_CALL_BYTES = 128
+
+
 cdef inline void copy_elems(elem_t *tag, char *d, Py_ssize_t ds, const char *s,
                             Py_ssize_t ss, Py_ssize_t count,
                             Py_ssize_t w) noexcept nogil:
     """count elements from s to d (strides ss, ds): one memcpy where both
-    are contiguous."""
+    are contiguous and the span is long enough to pay for the call."""
     cdef Py_ssize_t j
     cdef elem_t v
-    if ds == w and ss == w:
+    if ds == w and ss == w and (elem_t is any_width or count * w >= SPAN_CALL_BYTES):
         memcpy(d, s, count * w)
+    elif elem_t is not any_width and ds == w and ss == w:
+        for j in range(count):     # constant strides: a loop the compiler widens
+            memcpy(&v, s + j * sizeof(elem_t), sizeof(elem_t))
+            memcpy(d + j * sizeof(elem_t), &v, sizeof(elem_t))
     elif elem_t is any_width:
         for j in range(count):
             memcpy(d + j * ds, s + j * ss, w)
