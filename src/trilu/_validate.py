@@ -270,11 +270,20 @@ def fill(fill: Any, dtype: np.dtype, zero: Any = None) -> np.ndarray:
                 f"fill must be a scalar, got an array of shape {fill.shape}"
             )
         fill = fill[()]
-    # An integer must fit: numpy 1.x casts a Python int, and numpy's
-    # same_kind casting wraps a numpy integer, where the value would be lost.
-    if isinstance(fill, (int, np.integer)) and not isinstance(fill, (bool, np.bool_)):
-        bounds = _int_range(dtype)
-        if bounds is not None and not bounds[0] <= fill <= bounds[1]:
+    # An integer must fit, and a float is no integer: numpy 1.x casts a
+    # Python int, numpy's same_kind casting wraps a numpy integer, and
+    # ml_dtypes' int4 takes a float, where the value would be lost.
+    bounds = _int_range(dtype)
+    if bounds is not None:
+        if isinstance(fill, (float, complex, np.inexact)):  # numpy 1.x casts
+            raise TypeError(  # ml_dtypes' int4 as it casts to int8
+                f"fill={fill!r} cannot be converted to the result's dtype {dtype}: "
+                "an integer dtype takes no float"
+            )
+        integer = isinstance(fill, (int, np.integer)) and not isinstance(
+            fill, (bool, np.bool_)
+        )
+        if integer and not bounds[0] <= fill <= bounds[1]:
             raise OverflowError(f"fill={fill} is out of bounds for {dtype}")
     try:
         np.copyto(value, fill, casting="same_kind")
