@@ -829,11 +829,12 @@ def test_band_and_mirror_graphs_are_named_and_pickle() -> None:
 def test_mirror_diagonal_block_runs_on_one_thread(monkeypatch) -> None:
     """As band's crossed blocks: a cap of one kernel thread unless the count
     was chosen, lifted after the block."""
-    from trilu import _kernel, _route  # noqa: PLC0415
+    from trilu import _kernel, _route, _threads  # noqa: PLC0415
 
     def threads(*_: Any) -> Any:
         return _kernel.explain(np.empty((2048, 2048)), 0, True)["threads"]
 
+    monkeypatch.setattr(_threads, "chosen", False)  # as a test before may leave it
     before = threads()
     monkeypatch.setattr(_route, "mirror", threads)
     assert _dask._diagonal(np.zeros((2, 2)), True, False) == 1
