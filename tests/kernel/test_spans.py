@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _cases import run_python
 
 import trilu
 from trilu import _kernel
@@ -255,14 +254,22 @@ def test_fill_allocations() -> None:
 
 
 def test_streaming_fills() -> None:
-    """Large results stream a one-byte fill; a pattern is written normally."""
+    """Large results stream a one-byte fill, and a pattern whose width divides
+    16 (its 16-byte chunks all alike), into aligned and unaligned rows; a
+    pattern of another width is written normally."""
     x = data("float32", (3000, 3000))  # 36 MB
     out = np.empty_like(x)
-    assert _kernel.explain_band(x, -2, 2, out, b"\xff" * 4)["stream"]
-    assert not _kernel.explain_band(x, -2, 2, out, FILLS["float32"][1])["stream"]
+    unaligned = np.empty(x.nbytes + 1, np.uint8)[1:].view(x.dtype).reshape(x.shape)
     for fill in [b"\xff" * 4, FILLS["float32"][1]]:
-        _kernel.band(x, out, -2, 2, fill)
-        assert got_bytes(out) == oracle(x, -2, 2, fill)
+        for dst in (out, unaligned):
+            assert _kernel.explain_band(x, -2, 2, dst, fill)["stream"]
+            _kernel.band(x, dst, -2, 2, fill)
+            assert got_bytes(dst) == oracle(x, -2, 2, fill)
+    v = data("V5", (2700, 2700))  # 36 MB
+    assert not _kernel.explain_band(v, -2, 2, None, FILLS["V5"][1])["stream"]
+    assert got_bytes(_kernel.band(v, None, -2, 2, FILLS["V5"][1])) == oracle(
+        v, -2, 2, FILLS["V5"][1]
+    )
 
 
 def test_fill_of_the_wrong_size() -> None:
@@ -276,6 +283,10 @@ def test_fill_of_the_wrong_size() -> None:
 @pytest.mark.parametrize("value", ["0", "1"])
 def test_mask_loops_with_a_fill(value: str) -> None:
     """The keep-mask AND with a fill-mask, by the portable loop and by AVX2."""
+    # Imported here, not at the top: the fresh interpreter imports this module
+    # for its helpers, and _cases's imports (ml_dtypes: 1-1.5 s) are not needed.
+    from _cases import run_python  # noqa: PLC0415
+
     code = f"""
         import numpy as np
         from trilu import _kernel
