@@ -498,17 +498,19 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"## Summary: worst case per ratio and class\n\n{markdown(summary_table(results))}"
     )
+    # the grid of bench.py (triu/tril), not toolkit.json's or indices.json's
+    grids = [
+        r for r in results if r["kind"] == "grid" and _class(r["cases"][0]) == "grid"
+    ]
     if args.plot:
-        grids = [r for r in results if r["kind"] == "grid"]
         if not grids:
-            parser.error("--plot needs a grid results file")
+            parser.error("--plot needs bench.py's grid results file")
         plot_grid(grids[-1], args.plot)
     if args.sweep_plot:
         plot_sweep(results, args.sweep_plot)
     if args.readme:
-        grids = [r for r in results if r["kind"] == "grid"]
         if not grids:
-            parser.error("--readme needs a grid results file")
+            parser.error("--readme needs bench.py's grid results file")
         write_headline(Path(args.readme), grids[-1])
     return 0
 
