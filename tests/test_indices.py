@@ -23,7 +23,7 @@ from _cases import assert_same
 from _cases import ml_dtypes as _cases_ml_dtypes
 
 import trilu
-from trilu import _indices
+from trilu import _indices, _kernel
 
 NAMES = [
     "tri",
@@ -229,13 +229,21 @@ def test_indices_odd_arguments(name: str, args: tuple[Any, ...]) -> None:
         assert_like_numpy(name, *args)
 
 
-BAD_TRI_ARGS: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+# A result the kernel cannot allocate (16 times the machine's memory) of
+# sizes it takes (n * m not past the memory): its MemoryError hands the call
+# to numpy, whose answer is then trilu's. One row: numpy fails as fast (its
+# arange of m), where a square (10**5 x 10**5) had numpy write a mask of
+# n * m bytes first, 10 GB, twice.
+TOO_LARGE_FOR_THE_KERNEL = ((1, _indices._MEMORY), {"dtype": "c16"})
+
+BAD_TRI_ARGS: list[Any] = [
     ((None,), {}), (("3",), {}), ((3, None, None), {}), ((3, None, "1"), {}),
     ((3.5,), {}), ((2, 3.5), {}), ((3, None, 1.5), {}), ((np.array(3),), {}),
     ((np.array([3]),), {}), ((3, None, np.array([1])), {}), ((3, None, 2**63), {}),
     ((3, None, -(2**63)), {}), ((3, None, -(2**63) + 1), {}), ((3, None, 2**64), {}),
     ((2**62,), {}), ((2**63,), {}), ((10**6,), {}), ((10**6,), {"dtype": bool}),
-    ((10**6, 1), {}), ((2, 10**12), {}), ((10**5, 10**5), {"dtype": "c16"}),
+    ((10**6, 1), {}), ((2, 10**12), {}),
+    pytest.param(*TOO_LARGE_FOR_THE_KERNEL, id="(1, memory)-{'dtype': 'c16'}"),
     ((3,), {"dtype": "foo"}), ((3, 4, 1, int, None), {}), ((), {}),
     ((3,), {"foo": 1}), ((3,), {"dtype": np.dtype("M8")}),
 ]  # fmt: skip
@@ -245,6 +253,29 @@ BAD_TRI_ARGS: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
 def test_tri_odd_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     with np.errstate(all="ignore"):
         assert_like_numpy("tri", *args, **kwargs)
+
+
+def test_tri_too_large_for_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The case above takes that path: the kernel is called, raises
+    MemoryError, and numpy's function answers (once)."""
+    (n, m), kwargs = TOO_LARGE_FOR_THE_KERNEL
+    sizes = _indices._sizes(n, m, 0)
+    plain = _indices._tri_dtype(kwargs["dtype"])
+    assert sizes == (n, m, 0)
+    assert plain is not None
+    with pytest.raises(MemoryError):
+        _kernel.tri(*sizes, *plain)
+    calls = []
+
+    def numpy_tri(*args: Any, **kw: Any) -> Any:
+        calls.append(args)
+        return NP["tri"](*args, **kw)
+
+    monkeypatch.setattr(_indices, "_np_tri", numpy_tri)
+    got = outcome(trilu.tri, n, m, **kwargs)
+    assert calls == [(n, m, 0, "c16")]
+    assert got == outcome(NP["tri"], n, m, **kwargs)
+    assert issubclass(got[0], MemoryError)
 
 
 @pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix

@@ -9,6 +9,7 @@ exit 2 with argparse's usage, and a closed pipe ends quietly, as
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import subprocess
 import sys
@@ -76,8 +77,16 @@ def test_default_checks_then_times() -> None:
     assert "numpy/trilu" in lines[lines.index(TABLE) + 1]
 
 
+@functools.cache
+def _check_on_3_threads() -> subprocess.CompletedProcess[str]:
+    """``--check --threads 3`` over TRILU_NUM_THREADS=1: one run (the check
+    takes 1-2 s) for two tests, --check alone and --threads. The check on the
+    default count is test_default_checks_then_times's."""
+    return _trilu("--check", "--threads", "3", TRILU_NUM_THREADS="1")
+
+
 def test_check_alone() -> None:
-    proc = _trilu("--check")
+    proc = _check_on_3_threads()
     assert proc.returncode == 0, proc.stderr
     assert any(line.startswith(VERDICT) for line in proc.stdout.splitlines())
     assert TABLE not in proc.stdout
@@ -117,7 +126,7 @@ def test_bench_alone() -> None:
 
 def test_threads() -> None:
     """--threads N sets the count the run uses, as its first line says."""
-    proc = _trilu("--check", "--threads", "3", TRILU_NUM_THREADS="1")
+    proc = _check_on_3_threads()
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0].endswith(", 3 thread(s)")
 

@@ -9,13 +9,19 @@ the same way. mypy itself, on a snippet, shows what a user's checker infers.
 
 from __future__ import annotations
 
+import atexit
 import importlib.metadata
 import importlib.util
 import inspect
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Callable, Collection
 from importlib.resources import files
+from pathlib import Path
 
 import pytest
 
@@ -33,29 +39,114 @@ trilu.onnx.exc
 """
 
 
-def test_stubtest(tmp_path) -> None:
-    """stubtest finds no difference between the stubs and the runtime."""
-    pytest.importorskip("mypy.stubtest")
-    allowlist = tmp_path / "allowlist.txt"
+# --- the two mypy runs ----------------------------------------------------------
+# Each takes 10-30 s of one CPU (mypy reads numpy's, dask's and distributed's
+# code too), most of it waiting in a subprocess: tests/conftest.py calls
+# start_early once the tests are collected, so the selected runs go on beside
+# the other tests, and each test waits for its own (one not started yet is
+# started then). The commands, and what is asserted of their output, are the
+# same either way.
+
+TIMEOUT = 600  # seconds from the start of a run, as subprocess.run's timeout
+
+
+def _stubtest_command(cwd: Path) -> list[str]:
+    allowlist = cwd / "allowlist.txt"
     missing = (
         "" if importlib.util.find_spec("onnx") else "trilu.onnx\n"
     )  # its module cannot load
     allowlist.write_text(ALLOWLIST + missing)
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mypy.stubtest",
-            "trilu",  # and every module in it
-            "--allowlist",
-            str(allowlist),
-        ],
-        cwd=tmp_path,  # keeps .mypy_cache out of the checkout
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return [
+        sys.executable,
+        "-m",
+        "mypy.stubtest",
+        "trilu",  # and every module in it
+        "--allowlist",
+        str(allowlist),
+    ]
+
+
+def _mypy_command(cwd: Path) -> list[str]:
+    (cwd / "snippet.py").write_text(SNIPPET, encoding="utf-8")
+    return [
+        sys.executable,
+        "-m",
+        "mypy",
+        "--strict",
+        "--no-incremental",
+        "--hide-error-context",
+        "--no-pretty",
+        "--no-color-output",
+        "snippet.py",
+    ]
+
+
+# test name -> (the module the run needs, the command it runs in a directory)
+RUNS: dict[str, tuple[str, Callable[[Path], list[str]]]] = {
+    "test_stubtest": ("mypy.stubtest", _stubtest_command),
+    "test_mypy_infers_the_result_types": ("mypy", _mypy_command),
+}
+# test name -> (its process, its directory, when it started)
+_started: dict[str, tuple[subprocess.Popen[bytes], Path, float]] = {}
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:  # its package is missing
+        return False
+
+
+def _start(name: str) -> None:
+    command = RUNS[name][1]
+    # a directory of its own keeps .mypy_cache out of the checkout
+    cwd = Path(tempfile.mkdtemp(prefix=f"trilu-{name}-"))
+    argv = command(cwd)
+    with (cwd / "stdout").open("wb") as out, (cwd / "stderr").open("wb") as err:
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=err)
+    _started[name] = (proc, cwd, time.monotonic())
+
+
+def start_early(names: Collection[str]) -> None:
+    """Start the runs of the named tests (those selected) in the background."""
+    for name in RUNS.keys() & set(names):
+        if name not in _started and _installed(RUNS[name][0]):
+            _start(name)
+
+
+def _result(name: str) -> subprocess.CompletedProcess[str]:
+    """The finished run of a test, as subprocess.run(..., text=True) returns it."""
+    if name not in _started:
+        _start(name)
+    proc, cwd, began = _started.pop(name)
+    try:
+        try:
+            proc.wait(max(0.0, began + TIMEOUT - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise
+        out = (cwd / "stdout").read_text()
+        err = (cwd / "stderr").read_text()
+    finally:
+        shutil.rmtree(cwd, ignore_errors=True)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+@atexit.register
+def _stop_unfinished() -> None:
+    """Runs whose tests never ran (an interrupted session): ended, not left."""
+    for proc, cwd, _ in _started.values():
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(cwd, ignore_errors=True)
+    _started.clear()
+
+
+def test_stubtest() -> None:
+    """stubtest finds no difference between the stubs and the runtime."""
+    pytest.importorskip("mypy.stubtest")
+    proc = _result("test_stubtest")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Success" in proc.stdout
 
@@ -209,30 +300,12 @@ ERROR = (
 )
 
 
-def test_mypy_infers_the_result_types(tmp_path) -> None:
+def test_mypy_infers_the_result_types() -> None:
     """NDArray of the input's scalar type, NDArray[Any] for a list, out's own
     type with out=; k an integer, SupportsIndex or 0-D integer array; and a
     string k refused."""
     pytest.importorskip("mypy")
-    (tmp_path / "snippet.py").write_text(SNIPPET, encoding="utf-8")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mypy",
-            "--strict",
-            "--no-incremental",
-            "--hide-error-context",
-            "--no-pretty",
-            "--no-color-output",
-            "snippet.py",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    proc = _result("test_mypy_infers_the_result_types")
     errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
     assert errors == [ERROR], proc.stdout + proc.stderr
     assert proc.returncode == 1
