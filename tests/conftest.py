@@ -20,6 +20,15 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
 
+@pytest.fixture(params=[1, 4], ids=["1thread", "4threads"])
+def threads(request: pytest.FixtureRequest):
+    """Run the test with 1 and with 4 kernel threads; restore the count after."""
+    before = trilu.get_num_threads()
+    trilu.set_num_threads(request.param)
+    yield request.param
+    trilu.set_num_threads(before)
+
+
 @pytest.fixture
 def threads4():
     """Let large calls use 4 kernel threads (even on 2 CPUs); restore after."""

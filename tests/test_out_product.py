@@ -253,6 +253,10 @@ def test_threaded_product(out_name: str) -> None:
 @pytest.mark.skipif(
     os.environ.get("TRILU_RECYCLE", "").strip() == "0", reason="no zero-pages handler"
 )
+@pytest.mark.skipif(
+    "libasan" in os.environ.get("LD_PRELOAD", ""),
+    reason="ASan's shadow memory cannot live within RLIMIT_AS of VmSize + 2 MiB",
+)
 def test_zero_pages_without_mmap_are_zeroed() -> None:
     """Where mmap fails (here RLIMIT_AS), zero pages come from calloc: heap
     memory filled with a marker byte and freed never reaches the result."""

@@ -59,15 +59,6 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(20260602)
 
 
-@pytest.fixture(params=[1, 4], ids=["1thread", "4threads"])
-def threads(request: pytest.FixtureRequest):
-    """Run the test with 1 and with 4 kernel threads; restore the count after."""
-    before = trilu.get_num_threads()
-    trilu.set_num_threads(request.param)
-    yield request.param
-    trilu.set_num_threads(before)
-
-
 # --- the oracles ------------------------------------------------------------------
 
 
