@@ -161,7 +161,6 @@ def test_kernel_names_match_stub() -> None:
         "empty",
         "explain",
         "explain_band",
-        "fill",
         "fill_plain",
         "mirror",
         "pack",

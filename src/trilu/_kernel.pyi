@@ -1,8 +1,5 @@
 import numpy as np
 
-def fill(
-    src: np.ndarray, dst: np.ndarray | None, k: int, upper: bool, order: object = None
-) -> np.ndarray: ...
 def band(
     src: np.ndarray,
     dst: np.ndarray | None,

@@ -11,8 +11,10 @@ width serves every such dtype.
 This file holds the entry points, arrays in and arrays out; the parts it
 includes each do one job: ``_plan.pxi`` (spans, runs of rows, the batch, the
 method), ``_write.pxi`` (the writers), ``_work.pxi`` (cost, grains, threads),
-``_memory.pxi`` (a fresh result's layout and allocation, out='s overlap) and,
-last, ``_indices.pxi`` (numpy's index family, on the same spans).
+``_memory.pxi`` (a fresh result's layout and allocation, out='s overlap),
+``_pack.pxi`` (spans to and from packed vectors: pack, unpack) and, last,
+``_indices.pxi`` (numpy's index family, on the same spans). mirror is two
+bands: the kept triangle from src, the other from its transpose.
 Arrays reach C through numpy's C API rather than typed memoryviews: acquiring
 two fused 3-D memoryviews costs more than ``np.empty_like`` itself, and a
 small call's whole budget is a few times that.
@@ -260,7 +262,7 @@ cdef bint plain_out(cnp.ndarray a, cnp.ndarray out) noexcept:
 
 
 def fill_plain(object m, object k, bint upper, object out=None, object order=None):
-    """``fill(m, out, k, upper, order)`` for the common case, decided here at C
+    """triu (upper) or tril of m into out, for the common case, decided here at C
     speed: an exact ndarray of 2 or more dimensions whose dtype is plain bytes
     (native byte order, no fields, no references, no metadata), an exact int
     k, a valid order, and no out or an exact ndarray that needs no more checks
@@ -286,20 +288,6 @@ def fill_plain(object m, object k, bint upper, object out=None, object order=Non
     return triangle(a, out, k, upper, <Order>code)
 
 
-def fill(cnp.ndarray src not None, cnp.ndarray dst, object k, bint upper,
-         object order=None):
-    """Write the triangle of src into dst (a new array laid out as `order`
-    says when None), zeros elsewhere; return dst: ``band`` with (k, None)
-    (upper) or (None, k).
-
-    Preconditions, checked by the caller: src.ndim >= 2, k is an int, order
-    valid; dst has src's shape and itemsize, is writable, and either is src's
-    exact memory (in place: only the filled part is written) or does not
-    overlap it.
-    """
-    return triangle(src, dst, k, upper, <Order>order_code(order))
-
-
 def band(cnp.ndarray src not None, cnp.ndarray dst, object lo, object hi,
          object fill=None, object order=None):
     """Write src into dst (a new array laid out as `order` says when None)
@@ -307,7 +295,12 @@ def band(cnp.ndarray src not None, cnp.ndarray dst, object lo, object hi,
 
     lo and hi are ints or None (unbounded); lo > hi keeps nothing. fill is
     the bytes of one element of src's dtype (exactly its itemsize), None for
-    zeros. Preconditions as ``fill``'s, checked by the caller.
+    zeros. triu(k) is the band (k, None), tril(k) (None, k).
+
+    Preconditions, checked by the caller: src.ndim >= 2, order valid; dst
+    has src's shape and itemsize, is writable, and either is src's exact
+    memory (in place: only the filled part is written) or does not overlap
+    it.
     """
     cdef int nd = matrix_dims(src)
     cdef Py_ssize_t rows = cnp.PyArray_DIMS(src)[nd - 2]
@@ -323,7 +316,7 @@ def mirror(cnp.ndarray src not None, cnp.ndarray dst, bint upper,
     the bytes ``xor`` where given (conj); return dst (a new array laid out as
     `order` says when None).
 
-    Preconditions, checked by the caller: square matrices; dst as ``fill``'s.
+    Preconditions, checked by the caller: square matrices; dst as ``band``'s.
     In place, only the other triangle is written, from the kept one.
     """
     cdef int nd = matrix_dims(src)
@@ -474,12 +467,12 @@ cdef dict describe(cnp.ndarray src, cnp.ndarray out, Py_ssize_t a, Py_ssize_t b,
 
 def explain(cnp.ndarray src not None, object k, bint upper, cnp.ndarray out=None,
             object order=None):
-    """What ``fill(src, out, k, upper, order)`` would do, as a dict, for tests
-    and the bench: the method, the runs (after the walk is chosen and uniform
-    matrices merged; lead and trail: the edges of triu's kept and crossed
-    runs, or of tril's filled and crossed ones), the threads, streaming, and
-    for a fresh result its strides and the allocation it would get now.
-    Nothing is allocated, written or kept."""
+    """What triu(k) (upper) or tril(k) of src into out would do, as a dict,
+    for tests and the bench: the method, the runs (after the walk is chosen
+    and uniform matrices merged; lead and trail: the edges of triu's kept and
+    crossed runs, or of tril's filled and crossed ones), the threads,
+    streaming, and for a fresh result its strides and the allocation it
+    would get now. Nothing is allocated, written or kept."""
     cdef int nd = cnp.PyArray_NDIM(src)
     cdef Py_ssize_t rows = cnp.PyArray_DIMS(src)[nd - 2]
     cdef Py_ssize_t cols = cnp.PyArray_DIMS(src)[nd - 1]

@@ -57,9 +57,10 @@ cdef enum Part:                # what a run of rows holds
 cdef struct Fill:              # what the rows' other elements get
     int byte                   # every byte this value (0: zeros), or -1
     const char *elem           # one element's bytes (where byte < 0)
-    const char *pattern        # the element repeated, pattern_bytes of it
-    Py_ssize_t pattern_bytes   # (a multiple of the element's width); at
-                               # least 32 bytes of it for streaming stores
+    # the element repeated, pattern_bytes of it (a multiple of the width);
+    # streaming stores read 32 bytes of it, a byte fill's too
+    const char *pattern
+    Py_ssize_t pattern_bytes
 
 
 cdef struct Job:
@@ -71,8 +72,9 @@ cdef struct Job:
     bint copy_kept             # False in place: the kept part is already there
     bint fill_rest             # False into fresh zero pages
     bint rest_untouched        # only the band may be written (mirror's halves)
-    Packed packed              # PACK, UNPACK: the packed side's element stride
-                               # is its _col, its batch steps its _step
+    # PACK, UNPACK: the packed side's element stride is its _col, its batch
+    # steps its _step
+    Packed packed
     const char *xor            # copied elements XOR this (conj), or NULL
     bint stream                # write with streaming stores (not in place)
     Method method
