@@ -1,21 +1,26 @@
 """Shared test data: dtypes, value generators, memory layouts and oracles.
 
-Two oracles: :func:`numpy_oracle` (``numpy.triu``/``numpy.tril``, with a
-far-out ``k`` clamped so numpy does not overflow) and :func:`spec_oracle`
-(the ONNX Trilu-14 definition, element by element, independent of numpy's
-triu). :func:`assert_same` compares results bit for bit: the suite's one
-comparison. Optional test packages are imported with ``pytest.importorskip``.
+The oracles: :func:`numpy_oracle` (``numpy.triu``/``numpy.tril``, with a
+far-out ``k`` clamped so numpy does not overflow), :func:`spec_oracle` (the
+ONNX Trilu-14 definition, element by element, independent of numpy's triu),
+and :func:`band_oracle` / :func:`triangle_oracle` (numpy's answer with the
+dropped elements set to a fill). :func:`assert_same` compares results bit for
+bit: the suite's one comparison. The toolkit's files share the fills by
+dtype, the ``out=`` makers and :func:`every`, which walks a product and
+reports each failure. Optional test packages are imported with
+``pytest.importorskip``.
 """
 
 from __future__ import annotations
 
 import fractions
+import functools
 import operator
 import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -23,7 +28,7 @@ import pytest
 
 import trilu
 
-# --- subprocesses -----------------------------------------------------------------
+# --- subprocesses ---------------------------------------------------------------------
 
 
 def run_python(code: str, **env: str | None) -> subprocess.CompletedProcess[str]:
@@ -52,7 +57,7 @@ except ModuleNotFoundError:  # its dtypes are left out of the tables below
 STRING: Any = getattr(np.dtypes, "StringDType", None)  # numpy >= 2.0
 STRING = STRING() if STRING is not None else None
 
-# --- dtypes -------------------------------------------------------------------
+# --- dtypes ---------------------------------------------------------------------------
 
 STRUCT_PLAIN = np.dtype([("a", "<i2"), ("b", ">f8"), ("c", "S3")])
 STRUCT_OBJECT = np.dtype([("a", "<i4"), ("b", ">f8"), ("c", "O")])
@@ -165,7 +170,7 @@ def swapped(dtype: np.dtype) -> np.dtype | None:
     return dtype.newbyteorder()
 
 
-# --- values -----------------------------------------------------------------------
+# --- values ---------------------------------------------------------------------------
 
 
 class Token:
@@ -251,7 +256,7 @@ def make(dtype: Any, shape: tuple[int, ...], rng: np.random.Generator) -> np.nda
     return _random_bytes(dtype, shape, rng)
 
 
-# --- layouts ------------------------------------------------------------------------
+# --- layouts --------------------------------------------------------------------------
 
 LAYOUTS = [
     "C",
@@ -343,7 +348,7 @@ def layout(name: str, dtype: Any, shape: tuple[int, ...], rng) -> np.ndarray | N
     raise ValueError(name)
 
 
-# --- k ------------------------------------------------------------------------------
+# --- k --------------------------------------------------------------------------------
 
 BIG_K = 10**6
 
@@ -382,7 +387,7 @@ def clamp_k(k: Any) -> int:
     return max(-BIG_K, min(BIG_K, k_int(k)))
 
 
-# --- oracles -------------------------------------------------------------------------
+# --- oracles --------------------------------------------------------------------------
 
 
 def numpy_oracle(x: Any, k: Any, upper: bool) -> np.ndarray:
@@ -414,7 +419,7 @@ def onnx_zero(dtype: np.dtype) -> Any:
     return 0
 
 
-# --- comparison ------------------------------------------------------------------------
+# --- comparison -----------------------------------------------------------------------
 
 
 def snapshot(a: np.ndarray) -> Any:
@@ -527,3 +532,304 @@ def iter_k_upper(ks: dict[str, Any] = K_VALUES) -> Iterator[tuple[str, Any, bool
 def func(upper: bool) -> Callable[..., Any]:
     """trilu.triu or trilu.tril."""
     return trilu.triu if upper else trilu.tril
+
+
+# --- fills by dtype -------------------------------------------------------------------
+
+_PAYLOAD_NAN = {2: 0x7E01, 4: 0x7FC00123, 8: 0x7FF8000000000123}
+NUMPY_FLOATS = (np.float16, np.float32, np.float64)
+
+
+def ml_dtype(dtype: np.dtype) -> bool:
+    return dtype.type.__module__.startswith("ml_dtypes")
+
+
+def fills(dtype: Any) -> list[Any]:
+    """Fills that the dtype takes: extremes, -0.0, NaN (a payload), -inf,
+    strings of the dtype's length, objects whose identity is checked."""
+    dt = np.dtype(dtype)
+    kind, name = dt.kind, dt.type.__name__
+    if name == "int4":
+        return [-8, 7]
+    if name == "uint4":
+        return [15, 1]
+    if ml_dtype(dt) or kind == "f":
+        values: list[Any] = [float("-inf"), -0.0, 1.5, -3]
+        if dt.type in NUMPY_FLOATS:  # a NaN whose payload survives the cast
+            bits = np.array(_PAYLOAD_NAN[dt.itemsize], f"u{dt.itemsize}")
+            values.append(bits.view(dt.newbyteorder("="))[()])
+        return values
+    if kind == "b":
+        return [True]
+    if kind == "i":
+        info = np.iinfo(dt)
+        return [int(info.min), int(info.max), -1]
+    if kind == "u":
+        return [int(np.iinfo(dt).max), 1]
+    if kind == "c":
+        return [complex(float("nan"), float("-inf")), complex(-0.0, -0.0), 1.5, -2]
+    if kind == "M":
+        if np.datetime_data(dt)[0] == "generic":  # only NaT fits no unit
+            return [np.datetime64("NaT")]
+        return [np.datetime64("NaT"), np.datetime64(1_234_567_890, "s")]
+    if kind == "m":
+        return [np.timedelta64("NaT"), -7]
+    if kind == "U":
+        return ["é€\U0001f600"[: dt.itemsize // 4], ""]
+    if kind == "S":
+        return [b"a\x01bc"[: dt.itemsize]]
+    if kind == "T":
+        return ["fill ☃", ""]
+    if kind == "O":
+        return [Token(-1), [], -0.0]
+    if dt.names:  # a structured scalar, object fields included
+        return [make(dt, (), np.random.default_rng(3))[()]]
+    return [bytes(range(1, dt.itemsize + 1)), b"\xff"]  # void: short bytes padded
+
+
+def as_fill(fill: Any, dtype: np.dtype) -> np.ndarray:
+    """The oracle's fill: a 0-d array of dtype holding fill, as numpy assigns
+    it, padding bytes (a long double's) zero."""
+    value = np.zeros((), dtype)
+    value[()] = fill
+    return value_bytes(value)
+
+
+def fill_cycle(dtype: Any) -> list[Any]:
+    """None (numpy's zero) and the dtype's fills."""
+    return [None, *fills(dtype)]
+
+
+# --- padding --------------------------------------------------------------------------
+
+
+def _padding(dtype: np.dtype) -> np.ndarray | None:
+    """The bytes of an element that are no part of its value: those after
+    x86's 80-bit extended precision in a long double's 16 (or 12) bytes
+    (before it, byte-swapped). numpy's casts leave them as they fall (np.full
+    writes stale bytes there); a fill's are zeros, as in numpy's zeros."""
+    if dtype.type not in (np.longdouble, np.clongdouble):
+        return None
+    if np.finfo(np.longdouble).nmant != 63:  # no padding: a real quad or double
+        return None
+    part = dtype.itemsize // (2 if dtype.kind == "c" else 1)
+    one = np.arange(part) >= 10
+    return np.tile(one if dtype.isnative else one[::-1], dtype.itemsize // part)
+
+
+def value_bytes(a: np.ndarray) -> np.ndarray:
+    """a, or a C-ordered copy of it with a long double's padding zeroed."""
+    mask = _padding(a.dtype)
+    if mask is None:
+        return a
+    b = np.array(a, order="C", copy=True)
+    b.reshape(-1).view(np.uint8).reshape(-1, a.dtype.itemsize)[:, mask] = 0
+    return b
+
+
+# --- band and triangle oracles --------------------------------------------------------
+
+
+def keep_mask(rows: int, cols: int, lo: Any, hi: Any) -> np.ndarray:
+    """True where lo <= j - i <= hi (None: unbounded); far-out bounds clamped."""
+    lo = None if lo is None else max(-rows - 1, min(k_int(lo), cols + 1))
+    hi = None if hi is None else max(-rows - 1, min(k_int(hi), cols + 1))
+    return _keep_mask(rows, cols, lo, hi)
+
+
+@functools.lru_cache(maxsize=4096)
+def _keep_mask(rows: int, cols: int, lo: int | None, hi: int | None) -> np.ndarray:
+    d = np.arange(cols)[None, :] - np.arange(rows)[:, None]
+    keep = np.ones((rows, cols), bool)
+    if lo is not None:
+        keep &= d >= lo
+    if hi is not None:
+        keep &= d <= hi
+    keep.flags.writeable = False  # shared by the cache
+    return keep
+
+
+def replace(exp: np.ndarray, keep: np.ndarray, fill: Any) -> np.ndarray:
+    """exp (a fresh array) with fill where keep (one matrix's) is False."""
+    if fill is not None:
+        exp[np.broadcast_to(~keep, exp.shape)] = as_fill(fill, exp.dtype)
+    return exp
+
+
+def band_oracle(x: Any, lo: Any, hi: Any, fill: Any = None) -> np.ndarray:
+    """np.triu(np.tril(x, hi), lo) (one of them for a bound of None), the
+    elements outside the band then set to fill."""
+    if lo is None and hi is None:
+        exp = np.triu(x, -BIG_K)  # numpy's result dtype, every element kept
+    else:
+        exp = x
+        if hi is not None:
+            exp = np.tril(exp, clamp_k(hi))
+        if lo is not None:
+            exp = np.triu(exp, clamp_k(lo))
+    return replace(exp, keep_mask(*exp.shape[-2:], lo, hi), fill)
+
+
+def triangle_oracle(x: Any, k: Any, upper: bool, fill: Any = None) -> np.ndarray:
+    """np.triu / np.tril of x with its zeros replaced by fill."""
+    exp = numpy_oracle(x, k, upper)
+    lo, hi = (k, None) if upper else (None, k)
+    return replace(exp, keep_mask(*exp.shape[-2:], lo, hi), fill)
+
+
+# --- out= and in place ----------------------------------------------------------------
+
+
+def make_out(
+    mode: str, exp: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, tuple[Any, ...]] | None:
+    """(out, buf, index): out = buf[index] in layout `mode`, of exp's shape
+    and dtype (or its other byte order), over random values; None if the
+    dtype has no such out."""
+    shape, dtype = exp.shape, exp.dtype
+    whole = (slice(None),) * len(shape)
+    if mode == "C":
+        return (buf := make(dtype, shape, rng)), buf, whole
+    if mode == "F":
+        buf = np.asfortranarray(make(dtype, shape, rng))
+        return buf, buf, whole
+    if mode == "strided":  # every other element, offset by one, on every axis
+        buf = make(dtype, tuple(2 * s + 1 for s in shape), rng)
+        index = (slice(1, None, 2),) * len(shape)
+        return buf[index], buf, index
+    if mode == "reversed":
+        buf = make(dtype, shape, rng)
+        index = (slice(None, None, -1),) * len(shape)
+        return buf[index], buf, index
+    if mode == "swapped":
+        other = swapped(dtype)
+        if other is None:
+            return None
+        buf = make(other, shape, rng)
+        return buf, buf, whole
+    raise ValueError(mode)
+
+
+OUT_MODES = ["C", "F", "strided", "reversed", "swapped"]  # of out=, or an in-place copy
+
+
+def check_out(
+    call: Callable[..., Any],
+    x: np.ndarray,
+    exp: np.ndarray,
+    mode: str,
+    rng: np.random.Generator,
+) -> None:
+    """call(out=out) fills out (returned) with exp, writes nothing of out's
+    buffer beyond out, and leaves x unchanged."""
+    made = make_out(mode, exp, rng)
+    if made is None:
+        return
+    out, buf, index = made
+    buf_before = buf.copy()
+    x_before = snapshot(x)
+    assert call(out=out) is out
+    assert_same(as_native(out, exp.dtype), exp)
+    outside = buf_before.copy()
+    outside[index] = buf[index]
+    assert_same(buf, outside)
+    assert snapshot(x) == x_before, "the input was modified"
+
+
+def check_fresh(call: Callable[..., Any], x: Any, exp: np.ndarray) -> None:
+    """call() returns exp, x unchanged."""
+    before = snapshot(x) if isinstance(x, np.ndarray) else None
+    assert_same(call(), exp)
+    if before is not None:
+        assert snapshot(x) == before, "the input was modified"
+
+
+def in_place_copy(
+    x: np.ndarray, how: str, rng: np.random.Generator
+) -> np.ndarray | None:
+    """A writable array with x's values: C, F, strided, reversed or byte-swapped."""
+    if how == "C":
+        return x.copy()
+    if how == "F":
+        return np.asfortranarray(x)
+    if how == "strided":
+        buf = make(x.dtype, tuple(2 * s for s in x.shape), rng)
+        y = buf[(slice(None, None, 2),) * x.ndim]
+        y[...] = x
+        return y
+    if how == "reversed":
+        y = make(x.dtype, x.shape, rng)[(slice(None, None, -1),) * x.ndim]
+        y[...] = x
+        return y
+    if how == "swapped":
+        other = swapped(x.dtype)
+        if other is None:
+            return None
+        return x.astype(other)
+    raise ValueError(how)
+
+
+# --- walking a product ----------------------------------------------------------------
+
+
+def _failure(label: Any, check: Callable[[Any], None]) -> str | None:
+    """check(label)'s failure, as a line naming label; None if it passes."""
+    try:
+        check(label)
+    except Exception as error:  # noqa: BLE001 (reported by every)
+        return f"[{label}] {type(error).__name__}: {error}"[:3000]
+    return None
+
+
+def every(labels: Iterable[Any], check: Callable[[Any], None]) -> None:
+    """check(label) for each label; every failure reported, by label, not
+    only the first (a product walked in one test)."""
+    failures = [f for label in labels if (f := _failure(label, check)) is not None]
+    assert not failures, f"{len(failures)} failed:\n" + "\n".join(failures)
+
+
+# --- fills a dtype cannot hold --------------------------------------------------------
+
+BAD_FILLS = [
+    ("int8", 300, OverflowError),
+    ("int8", -129, OverflowError),
+    ("uint8", -1, OverflowError),
+    ("uint16", 2**16, OverflowError),
+    ("int64", 2**63, OverflowError),
+    ("uint64", 2**64, OverflowError),
+    (">i2", 2**15, OverflowError),
+    ("int8", np.int64(300), OverflowError),
+    ("int4", 8, OverflowError),
+    ("int4", 16, OverflowError),
+    ("uint4", 16, OverflowError),
+    ("uint4", -1, OverflowError),
+    ("int32", 1.5, TypeError),
+    ("int32", float("-inf"), TypeError),
+    ("int32", float("nan"), TypeError),
+    ("int32", 2.0, TypeError),
+    ("uint8", np.float64(1.0), TypeError),
+    ("int4", 1.5, TypeError),
+    ("m8[ns]", 1.5, TypeError),
+    ("float64", 1j, TypeError),
+    ("float32", complex(1, 0), TypeError),
+    ("M8[s]", 5, TypeError),
+    ("float64", "1", (TypeError, ValueError)),
+    ("int16", b"1", (TypeError, ValueError)),
+    ("complex64", "x", (TypeError, ValueError)),
+    ("bool", "True", (TypeError, ValueError)),
+    ("U3", "abcd", ValueError),
+    ("U3", b"ab", TypeError),
+    ("U3", 1, TypeError),
+    ("S4", b"abcde", ValueError),
+    ("S4", "ab", TypeError),
+    ("float64", np.array([1.0, 2.0]), ValueError),
+]
+if STRING is not None:
+    BAD_FILLS.append(("StringDType", 5, TypeError))
+
+
+BAD_FILL_PARAMS = [
+    pytest.param(name, fill, exc, id=f"{name}-{fill!r}")
+    for name, fill, exc in BAD_FILLS
+    if name in ALL_DTYPES  # int4 and uint4 only with ml_dtypes
+]

@@ -6,15 +6,13 @@ for one bound), in numpy's result dtype, with the elements outside the band
 scalar. Results are compared bit for bit (``assert_same``): every dtype x
 layout x bound, fresh, into ``out=`` in several layouts and byte orders, in
 place and overlapping, on 1 and 4 threads; ``fill`` is validated before any
-write. The helpers here (fills by dtype, out= makers) serve ``test_pack`` and
-``test_mirror`` too.
+write.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -22,24 +20,34 @@ import numpy as np
 import pytest
 from _cases import (
     ALL_DTYPES,
+    BAD_FILL_PARAMS,
     BIG_K,
     K_VALUES,
     LAYOUTS,
+    NUMPY_FLOATS,
+    OUT_MODES,
     STRING,
     Token,
+    as_fill,
     as_native,
     assert_same,
-    clamp_k,
+    band_oracle,
+    check_fresh,
+    check_out,
     dtype_params,
+    every,
+    fill_cycle,
+    fills,
     func,
+    in_place_copy,
     iter_k_upper,
-    k_int,
     layout,
     layout_ok,
     make,
+    ml_dtype,
     numpy_oracle,
     snapshot,
-    swapped,
+    triangle_oracle,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -49,263 +57,10 @@ from trilu import _kernel
 
 BATCH_SHAPE = (2, 4, 5)
 
-# --- fills by dtype ---------------------------------------------------------------
-
-_PAYLOAD_NAN = {2: 0x7E01, 4: 0x7FC00123, 8: 0x7FF8000000000123}
-_FLOAT_TYPES = (np.float16, np.float32, np.float64)
-
-
-def _ml(dtype: np.dtype) -> bool:
-    return dtype.type.__module__.startswith("ml_dtypes")
-
-
-def fills(dtype: Any) -> list[Any]:
-    """Fills that the dtype takes: extremes, -0.0, NaN (a payload), -inf,
-    strings of the dtype's length, objects whose identity is checked."""
-    dt = np.dtype(dtype)
-    kind, name = dt.kind, dt.type.__name__
-    if name == "int4":
-        return [-8, 7]
-    if name == "uint4":
-        return [15, 1]
-    if _ml(dt) or kind == "f":
-        values: list[Any] = [float("-inf"), -0.0, 1.5, -3]
-        if dt.type in _FLOAT_TYPES:  # a NaN whose payload survives the cast
-            bits = np.array(_PAYLOAD_NAN[dt.itemsize], f"u{dt.itemsize}")
-            values.append(bits.view(dt.newbyteorder("="))[()])
-        return values
-    if kind == "b":
-        return [True]
-    if kind == "i":
-        info = np.iinfo(dt)
-        return [int(info.min), int(info.max), -1]
-    if kind == "u":
-        return [int(np.iinfo(dt).max), 1]
-    if kind == "c":
-        return [complex(float("nan"), float("-inf")), complex(-0.0, -0.0), 1.5, -2]
-    if kind == "M":
-        if np.datetime_data(dt)[0] == "generic":  # only NaT fits no unit
-            return [np.datetime64("NaT")]
-        return [np.datetime64("NaT"), np.datetime64(1_234_567_890, "s")]
-    if kind == "m":
-        return [np.timedelta64("NaT"), -7]
-    if kind == "U":
-        return ["é€\U0001f600"[: dt.itemsize // 4], ""]
-    if kind == "S":
-        return [b"a\x01bc"[: dt.itemsize]]
-    if kind == "T":
-        return ["fill ☃", ""]
-    if kind == "O":
-        return [Token(-1), [], -0.0]
-    if dt.names:  # a structured scalar, object fields included
-        return [make(dt, (), np.random.default_rng(3))[()]]
-    return [bytes(range(1, dt.itemsize + 1)), b"\xff"]  # void: short bytes padded
-
-
-def as_fill(fill: Any, dtype: np.dtype) -> np.ndarray:
-    """The oracle's fill: a 0-d array of dtype holding fill, as numpy assigns
-    it, padding bytes (a long double's) zero."""
-    value = np.zeros((), dtype)
-    value[()] = fill
-    return value_bytes(value)
-
-
-def fill_cycle(dtype: Any) -> list[Any]:
-    """None (numpy's zero) and the dtype's fills."""
-    return [None, *fills(dtype)]
-
-
-# --- padding ----------------------------------------------------------------------
-
-
-def _padding(dtype: np.dtype) -> np.ndarray | None:
-    """The bytes of an element that are no part of its value: those after
-    x86's 80-bit extended precision in a long double's 16 (or 12) bytes
-    (before it, byte-swapped). numpy's casts leave them as they fall (np.full
-    writes stale bytes there); a fill's are zeros, as in numpy's zeros."""
-    if dtype.type not in (np.longdouble, np.clongdouble):
-        return None
-    if np.finfo(np.longdouble).nmant != 63:  # no padding: a real quad or double
-        return None
-    part = dtype.itemsize // (2 if dtype.kind == "c" else 1)
-    one = np.arange(part) >= 10
-    return np.tile(one if dtype.isnative else one[::-1], dtype.itemsize // part)
-
-
-def value_bytes(a: np.ndarray) -> np.ndarray:
-    """a, or a C-ordered copy of it with a long double's padding zeroed."""
-    mask = _padding(a.dtype)
-    if mask is None:
-        return a
-    b = np.array(a, order="C", copy=True)
-    b.reshape(-1).view(np.uint8).reshape(-1, a.dtype.itemsize)[:, mask] = 0
-    return b
-
-
-# --- the oracle ---------------------------------------------------------------------
-
-
-def keep_mask(rows: int, cols: int, lo: Any, hi: Any) -> np.ndarray:
-    """True where lo <= j - i <= hi (None: unbounded); far-out bounds clamped."""
-    lo = None if lo is None else max(-rows - 1, min(k_int(lo), cols + 1))
-    hi = None if hi is None else max(-rows - 1, min(k_int(hi), cols + 1))
-    return _keep_mask(rows, cols, lo, hi)
-
-
-@functools.lru_cache(maxsize=4096)
-def _keep_mask(rows: int, cols: int, lo: int | None, hi: int | None) -> np.ndarray:
-    d = np.arange(cols)[None, :] - np.arange(rows)[:, None]
-    keep = np.ones((rows, cols), bool)
-    if lo is not None:
-        keep &= d >= lo
-    if hi is not None:
-        keep &= d <= hi
-    keep.flags.writeable = False  # shared by the cache
-    return keep
-
-
-def replace(exp: np.ndarray, keep: np.ndarray, fill: Any) -> np.ndarray:
-    """exp (a fresh array) with fill where keep (one matrix's) is False."""
-    if fill is not None:
-        exp[np.broadcast_to(~keep, exp.shape)] = as_fill(fill, exp.dtype)
-    return exp
-
-
-def band_oracle(x: Any, lo: Any, hi: Any, fill: Any = None) -> np.ndarray:
-    """np.triu(np.tril(x, hi), lo) (one of them for a bound of None), the
-    elements outside the band then set to fill."""
-    if lo is None and hi is None:
-        exp = np.triu(x, -BIG_K)  # numpy's result dtype, every element kept
-    else:
-        exp = x
-        if hi is not None:
-            exp = np.tril(exp, clamp_k(hi))
-        if lo is not None:
-            exp = np.triu(exp, clamp_k(lo))
-    return replace(exp, keep_mask(*exp.shape[-2:], lo, hi), fill)
-
-
-def triangle_oracle(x: Any, k: Any, upper: bool, fill: Any = None) -> np.ndarray:
-    """np.triu / np.tril of x with its zeros replaced by fill."""
-    exp = numpy_oracle(x, k, upper)
-    lo, hi = (k, None) if upper else (None, k)
-    return replace(exp, keep_mask(*exp.shape[-2:], lo, hi), fill)
-
-
-# --- out= ------------------------------------------------------------------------------
-
-
-def make_out(
-    mode: str, exp: np.ndarray, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray, tuple[Any, ...]] | None:
-    """(out, buf, index): out = buf[index] in layout `mode`, of exp's shape
-    and dtype (or its other byte order), over random values; None if the
-    dtype has no such out."""
-    shape, dtype = exp.shape, exp.dtype
-    every = (slice(None),) * len(shape)
-    if mode == "C":
-        return (buf := make(dtype, shape, rng)), buf, every
-    if mode == "F":
-        buf = np.asfortranarray(make(dtype, shape, rng))
-        return buf, buf, every
-    if mode == "strided":  # every other element, offset by one, on every axis
-        buf = make(dtype, tuple(2 * s + 1 for s in shape), rng)
-        index = (slice(1, None, 2),) * len(shape)
-        return buf[index], buf, index
-    if mode == "reversed":
-        buf = make(dtype, shape, rng)
-        index = (slice(None, None, -1),) * len(shape)
-        return buf[index], buf, index
-    if mode == "swapped":
-        other = swapped(dtype)
-        if other is None:
-            return None
-        buf = make(other, shape, rng)
-        return buf, buf, every
-    raise ValueError(mode)
-
-
-OUT_MODES = ["C", "F", "strided", "reversed", "swapped"]
-
-
-def check_out(
-    call: Callable[..., Any],
-    x: np.ndarray,
-    exp: np.ndarray,
-    mode: str,
-    rng: np.random.Generator,
-) -> None:
-    """call(out=out) fills out (returned) with exp, writes nothing of out's
-    buffer beyond out, and leaves x unchanged."""
-    made = make_out(mode, exp, rng)
-    if made is None:
-        return
-    out, buf, index = made
-    buf_before = buf.copy()
-    x_before = snapshot(x)
-    assert call(out=out) is out
-    assert_same(as_native(out, exp.dtype), exp)
-    outside = buf_before.copy()
-    outside[index] = buf[index]
-    assert_same(buf, outside)
-    assert snapshot(x) == x_before, "the input was modified"
-
-
-def check_fresh(call: Callable[..., Any], x: Any, exp: np.ndarray) -> None:
-    """call() returns exp, x unchanged."""
-    before = snapshot(x) if isinstance(x, np.ndarray) else None
-    assert_same(call(), exp)
-    if before is not None:
-        assert snapshot(x) == before, "the input was modified"
-
-
-def in_place_copy(
-    x: np.ndarray, how: str, rng: np.random.Generator
-) -> np.ndarray | None:
-    """A writable array with x's values: C, F, strided, reversed or byte-swapped."""
-    if how == "C":
-        return x.copy()
-    if how == "F":
-        return np.asfortranarray(x)
-    if how == "strided":
-        buf = make(x.dtype, tuple(2 * s for s in x.shape), rng)
-        y = buf[(slice(None, None, 2),) * x.ndim]
-        y[...] = x
-        return y
-    if how == "reversed":
-        y = make(x.dtype, x.shape, rng)[(slice(None, None, -1),) * x.ndim]
-        y[...] = x
-        return y
-    if how == "swapped":
-        other = swapped(x.dtype)
-        if other is None:
-            return None
-        return x.astype(other)
-    raise ValueError(how)
-
-
-IN_PLACE = ["C", "F", "strided", "reversed", "swapped"]
-
 
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20260601)
-
-
-def _failure(label: Any, check: Callable[[Any], None]) -> str | None:
-    """check(label)'s failure, as a line naming label; None if it passes."""
-    try:
-        check(label)
-    except Exception as error:  # noqa: BLE001 (reported by every)
-        return f"[{label}] {type(error).__name__}: {error}"[:3000]
-    return None
-
-
-def every(labels: Iterable[Any], check: Callable[[Any], None]) -> None:
-    """check(label) for each label; every failure reported, by label, not
-    only the first (a product walked in one test)."""
-    failures = [f for label in labels if (f := _failure(label, check)) is not None]
-    assert not failures, f"{len(failures)} failed:\n" + "\n".join(failures)
 
 
 # --- every dtype x layout --------------------------------------------------------------
@@ -400,7 +155,7 @@ def test_in_place(dtype: np.dtype, rng) -> None:
             assert op_call(op, y, fill)(out=y) is y
             assert_same(as_native(y, exp.dtype), exp)
 
-    every(IN_PLACE, check)
+    every(OUT_MODES, check)
 
 
 @pytest.mark.parametrize("dtype", dtype_params(ALL_DTYPES))
@@ -625,50 +380,6 @@ def test_large(case: tuple[Any, tuple[int, ...], str], threads: int, rng) -> Non
 
 # --- fill validation ---------------------------------------------------------------------
 
-BAD_FILLS = [
-    ("int8", 300, OverflowError),
-    ("int8", -129, OverflowError),
-    ("uint8", -1, OverflowError),
-    ("uint16", 2**16, OverflowError),
-    ("int64", 2**63, OverflowError),
-    ("uint64", 2**64, OverflowError),
-    (">i2", 2**15, OverflowError),
-    ("int8", np.int64(300), OverflowError),
-    ("int4", 8, OverflowError),
-    ("int4", 16, OverflowError),
-    ("uint4", 16, OverflowError),
-    ("uint4", -1, OverflowError),
-    ("int32", 1.5, TypeError),
-    ("int32", float("-inf"), TypeError),
-    ("int32", float("nan"), TypeError),
-    ("int32", 2.0, TypeError),
-    ("uint8", np.float64(1.0), TypeError),
-    ("int4", 1.5, TypeError),
-    ("m8[ns]", 1.5, TypeError),
-    ("float64", 1j, TypeError),
-    ("float32", complex(1, 0), TypeError),
-    ("M8[s]", 5, TypeError),
-    ("float64", "1", (TypeError, ValueError)),
-    ("int16", b"1", (TypeError, ValueError)),
-    ("complex64", "x", (TypeError, ValueError)),
-    ("bool", "True", (TypeError, ValueError)),
-    ("U3", "abcd", ValueError),
-    ("U3", b"ab", TypeError),
-    ("U3", 1, TypeError),
-    ("S4", b"abcde", ValueError),
-    ("S4", "ab", TypeError),
-    ("float64", np.array([1.0, 2.0]), ValueError),
-]
-if STRING is not None:
-    BAD_FILLS.append(("StringDType", 5, TypeError))
-
-
-BAD_FILL_PARAMS = [
-    pytest.param(name, fill, exc, id=f"{name}-{fill!r}")
-    for name, fill, exc in BAD_FILLS
-    if name in ALL_DTYPES  # int4 and uint4 only with ml_dtypes
-]
-
 
 @pytest.mark.parametrize(("name", "fill", "exc"), BAD_FILL_PARAMS)
 def test_bad_fill(name: str, fill: Any, exc: Any, rng) -> None:
@@ -783,10 +494,10 @@ BOUND = st.one_of(
 @st.composite
 def fill_for(draw: Any, dtype: np.dtype) -> Any:
     """A fill the dtype takes: drawn for native numbers, else from fills()."""
-    if dtype.kind in "iu" and not _ml(dtype):
+    if dtype.kind in "iu" and not ml_dtype(dtype):
         info = np.iinfo(dtype)
         return draw(st.integers(int(info.min), int(info.max)))
-    if dtype.kind == "f" and dtype.type in _FLOAT_TYPES:
+    if dtype.kind == "f" and dtype.type in NUMPY_FLOATS:
         width = 8 * dtype.itemsize
         return draw(st.floats(width=width) | st.integers(-2048, 2048))
     if dtype.kind == "c" and dtype.itemsize in (8, 16):

@@ -18,26 +18,23 @@ import pytest
 from _cases import (
     ALL_DTYPES,
     LAYOUTS,
+    OUT_MODES,
     Token,
     as_native,
     assert_same,
+    check_out,
     dtype_params,
+    every,
+    in_place_copy,
     layout,
     layout_ok,
     make,
     snapshot,
     swapped,
+    value_bytes,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_fill_band import (
-    IN_PLACE,
-    OUT_MODES,
-    check_out,
-    every,
-    in_place_copy,
-    value_bytes,
-)
 
 import trilu
 from trilu import _kernel
@@ -239,7 +236,7 @@ def test_in_place(dtype: np.dtype, rng) -> None:
             assert trilu.mirror(y, upper=upper, conj=conj, out=y) is y
             assert_same(as_native(y, exp.dtype), exp)
 
-    every([*IN_PLACE, "transposed"], check)
+    every([*OUT_MODES, "transposed"], check)
 
 
 @pytest.mark.parametrize("dtype", dtype_params(ALL_DTYPES))

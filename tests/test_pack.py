@@ -20,13 +20,20 @@ import numpy as np
 import pytest
 from _cases import (
     ALL_DTYPES,
+    BAD_FILL_PARAMS,
     BIG_K,
     K_VALUES,
     LAYOUTS,
+    OUT_MODES,
+    as_fill,
     as_native,
     assert_same,
+    check_out,
     clamp_k,
     dtype_params,
+    every,
+    fill_cycle,
+    fills,
     iter_k_upper,
     k_int,
     layout,
@@ -35,19 +42,10 @@ from _cases import (
     numpy_oracle,
     snapshot,
     swapped,
+    triangle_oracle,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_fill_band import (
-    BAD_FILL_PARAMS,
-    OUT_MODES,
-    as_fill,
-    check_out,
-    every,
-    fill_cycle,
-    fills,
-    triangle_oracle,
-)
 
 import trilu
 
@@ -192,12 +190,14 @@ def test_pack_out(dtype: np.dtype, rng) -> None:
 
 @pytest.mark.parametrize("dtype", dtype_params(ALL_DTYPES))
 def test_pack_out_overlapping_input(dtype: np.dtype, rng) -> None:
-    """out= in the input's own memory: the input's elements as they were."""
-    for k, upper in [(0, True), (-1, False), (1, True)]:
+    """out= in the input's own memory (from its first byte, or within it): the
+    input's elements as they were."""
+    cases = [(0, True, 5), (-1, False, 5), (1, True, 0), (-3, True, 0)]
+    for k, upper, start in cases:
         buf = make(dtype, (3, 4, 4), rng)
         x = buf[:2]
         p = count(4, 4, k, upper)
-        out = buf.reshape(-1)[5 : 5 + 2 * p].reshape(2, p)  # in x's matrices
+        out = buf.reshape(-1)[start : start + 2 * p].reshape(2, p)
         exp = pack_oracle(x.copy(), k, upper)
         assert trilu.pack(x, k, upper=upper, out=out) is out
         assert_same(as_native(out, exp.dtype), exp)
@@ -407,12 +407,18 @@ def test_unpack_out(dtype: np.dtype, rng) -> None:
 
 @pytest.mark.parametrize("dtype", dtype_params(ALL_DTYPES))
 def test_unpack_out_overlapping_input(dtype: np.dtype, rng) -> None:
-    """out= sharing memory with v: v's elements as they were before."""
-    for k, upper, fill in [(0, True, None), (1, False, fills(dtype)[0])]:
+    """out= sharing memory with v (from its first byte, or within it): v's
+    elements as they were before."""
+    cases = [
+        (0, True, None, False),
+        (1, False, fills(dtype)[0], True),
+        (-3, True, None, True),
+    ]
+    for k, upper, fill, first in cases:
         p = count(4, 4, k, upper)
-        buf = make(dtype, (32 + p,), rng)  # v starts in out's second matrix
+        buf = make(dtype, (32 + p,), rng)
         out = buf[:32].reshape(2, 4, 4)
-        v = buf[-2 * p :].reshape(2, p)
+        v = (buf[: 2 * p] if first else buf[-2 * p :]).reshape(2, p)
         exp = unpack_oracle(v.copy(), 4, 4, k, upper, fill)
         assert trilu.unpack(v, 4, 4, k, upper=upper, fill=fill, out=out) is out
         assert_same(as_native(out, exp.dtype), exp)

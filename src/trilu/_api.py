@@ -3,6 +3,9 @@ libraries to theirs, and route numpy arrays to the kernel (``_route``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+from types import ModuleType
 from typing import Any, Literal
 
 import numpy as np
@@ -12,32 +15,33 @@ from . import _kernel, _route, _validate
 _ndarray = np.ndarray
 
 
-def _foreign(
-    m: Any,
-    lo: int | None,
-    hi: int | None,
-    fill: Any,
+def foreign(
+    x: Any,
+    name: str,
     out: Any,
     order: Any,
-    name: str,
-    onnx: bool = False,
+    lazy: Callable[[ModuleType], Any] | None = None,
+    numpy: Callable[[], Any] | None = None,
 ) -> Any:
-    """Arrays of other libraries: dask through trilu, numpy's triu and tril
-    to their own code; None for anything else (array-likes that numpy
-    converts)."""
-    cls = type(m)
+    """x if it is another library's array: a dask array goes to
+    ``lazy(trilu._dask)``, any other to ``numpy()`` (numpy's triu and tril,
+    which hand it to its own code); where that is None, a TypeError names
+    the type. None for what numpy converts (array-likes)."""
+    cls = type(x)
     if not hasattr(cls, "__array_function__"):
         return None
-    _validate.numpy_only(cls, out, order)
-    if cls.__module__.startswith("dask.array"):
+    dask = cls.__module__.startswith("dask.array")
+    if dask and lazy is not None:
+        _validate.numpy_only(cls, out, order)
         from . import _dask  # noqa: PLC0415  (dask is optional: only now)
 
-        return _dask.band(m, lo, hi, fill, onnx=onnx, name=name)
-    if fill is None and name != "band":  # numpy's triu or tril
-        return _route.numpy_function(hi is None)(m, lo if hi is None else hi)
+        return lazy(_dask)
+    if not dask and numpy is not None:
+        _validate.numpy_only(cls, out, order)
+        return numpy()
     raise TypeError(
-        f"{name}{' with fill=' if fill is not None else ''} takes numpy and dask "
-        f"arrays, got {cls.__module__}.{cls.__name__}"
+        f"{name} takes numpy {'and dask ' if lazy else ''}arrays, got "
+        f"{cls.__module__}.{cls.__name__}{' (compute it first)' if dask else ''}"
     )
 
 
@@ -54,7 +58,19 @@ def _numpy_band(
     handed on, array-likes converted, then the shared path."""
     if type(m) is not _ndarray:
         if not isinstance(m, _ndarray):
-            other = _foreign(m, lo, hi, fill, out, order, name)
+            to_numpy = None  # band, and fill=, are not numpy's triu or tril
+            if fill is None and name != "band":
+                to_numpy = partial(
+                    _route.numpy_function(hi is None), m, lo if hi is None else hi
+                )
+            other = foreign(
+                m,
+                name if fill is None else f"{name} with fill=",
+                out,
+                order,
+                lambda dask: dask.band(m, lo, hi, fill, name=name),
+                to_numpy,
+            )
             if other is not None:
                 return other
         m = np.asarray(m)
@@ -383,17 +399,11 @@ def mirror(
     conj = _validate.flag(conj, "conj")
     if type(m) is not _ndarray:
         if not isinstance(m, _ndarray):
-            cls = type(m)
-            if hasattr(cls, "__array_function__"):
-                _validate.numpy_only(cls, out, order)
-                if not cls.__module__.startswith("dask.array"):
-                    raise TypeError(
-                        "mirror takes numpy and dask arrays, got "
-                        f"{cls.__module__}.{cls.__name__}"
-                    )
-                from . import _dask  # noqa: PLC0415  (dask is optional: only now)
-
-                return _dask.mirror(m, upper, conj)
+            other = foreign(
+                m, "mirror", out, order, lambda dask: dask.mirror(m, upper, conj)
+            )
+            if other is not None:
+                return other
         m = np.asarray(m)
     return _route.mirror(m, upper, conj, out, order)
 
@@ -480,7 +490,14 @@ def trilu(
     if type(input) is not _ndarray:
         if not isinstance(input, _ndarray):
             lo, hi = (k, None) if upper else (None, k)
-            other = _foreign(input, lo, hi, None, out, order, "trilu", onnx=True)
+            other = foreign(
+                input,
+                "trilu",
+                out,
+                order,
+                lambda dask: dask.band(input, lo, hi, None, onnx=True, name="trilu"),
+                lambda: _route.numpy_function(upper)(input, k),
+            )
             if other is not None:
                 return other
         input = np.asarray(input)

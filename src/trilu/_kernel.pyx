@@ -73,8 +73,8 @@ def get_num_threads():
 
 def check_out(cnp.ndarray m not None, cnp.ndarray out not None):
     """Reject a read-only out, or one whose elements overlap (a zero stride);
-    return whether out overlaps m's bytes without being exactly m's memory.
-    The caller has checked that out has m's shape."""
+    return whether out overlaps m's bytes without being exactly m's memory
+    (out of m's shape, or of pack's and unpack's other shape)."""
     cdef OutState state = out_state(m, out)
     if state == READ_ONLY:
         raise ValueError("out is read-only")

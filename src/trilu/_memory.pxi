@@ -285,15 +285,17 @@ cdef void extent(cnp.ndarray a, char **lo, char **hi) noexcept:
 cdef bint same_memory(cnp.ndarray a, cnp.ndarray b) noexcept:
     """a and b are the same bytes walked the same way: b is a, in place."""
     cdef int d
-    if cnp.PyArray_DATA(a) != cnp.PyArray_DATA(b):
+    if (cnp.PyArray_DATA(a) != cnp.PyArray_DATA(b)
+            or cnp.PyArray_NDIM(a) != cnp.PyArray_NDIM(b)):
         return False
     for d in range(cnp.PyArray_NDIM(a)):
-        if cnp.PyArray_STRIDES(a)[d] != cnp.PyArray_STRIDES(b)[d]:
+        if (cnp.PyArray_STRIDES(a)[d] != cnp.PyArray_STRIDES(b)[d]
+                or cnp.PyArray_DIMS(a)[d] != cnp.PyArray_DIMS(b)[d]):
             return False
     return True
 
 
-cdef enum OutState:            # what an out of m's shape is to m
+cdef enum OutState:            # what an out is to m
     APART           # writable, and no byte shared with m
     IN_PLACE        # m's own memory, walked the same way
     OVERLAPS        # sharing some of m's bytes: m must be copied first

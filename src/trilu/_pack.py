@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import _kernel, _route, _validate
+from ._api import foreign
 
 _ndarray = np.ndarray
 
@@ -24,12 +25,7 @@ _ndarray = np.ndarray
 def _array(x: Any, name: str) -> np.ndarray:
     """x as a numpy array: dask and other libraries' arrays refused."""
     if not isinstance(x, _ndarray):
-        cls = type(x)
-        if hasattr(cls, "__array_function__"):
-            raise TypeError(
-                f"{name} takes numpy arrays, got {cls.__module__}.{cls.__name__}"
-                + (" (compute it first)" if cls.__module__.startswith("dask") else "")
-            )
+        foreign(x, name, None, None)  # raises for them
         x = np.asarray(x)
     array: np.ndarray = x
     return array
@@ -48,17 +44,10 @@ def _out(out: Any, shape: tuple[int, ...], dtype: np.dtype, src: np.ndarray) -> 
     """Check out; return src as the kernel must read it: in out's byte order,
     and copied first where out shares its memory."""
     _validate.out(out, shape, dtype)
-    if not out.flags.writeable:
-        raise ValueError("out is read-only")
-    if out.size > 1 and any(
-        s == 0 and n > 1 for s, n in zip(out.strides, out.shape, strict=True)
-    ):
-        raise ValueError("out has a zero stride: its elements overlap")
+    overlap = _kernel.check_out(src, out)
     if out.dtype != src.dtype:
         return _route.recast(src, out.dtype)
-    if np.may_share_memory(out, src):
-        return src.copy()
-    return src
+    return src.copy() if overlap else src
 
 
 def pack(
