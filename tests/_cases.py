@@ -277,6 +277,33 @@ LAYOUTS = [
 ]
 
 
+MEMORY_VARIANTS = ("readonly", "unaligned", "swapped")
+
+
+def memory_variant(
+    name: str, dtype: Any, shape: tuple[int, ...], rng
+) -> np.ndarray | None:
+    """A C-ordered array of any shape whose memory is read-only, one byte off
+    alignment, or in the other byte order; None where the dtype has none."""
+    dtype = np.dtype(dtype)
+    if name == "readonly":
+        a = make(dtype, shape, rng)
+        a.flags.writeable = False
+        return a
+    if name == "unaligned":
+        if dtype.hasobject:
+            return None
+        src = make(dtype, shape, rng)
+        buf = np.zeros(src.nbytes + 1, np.uint8)
+        a = buf[1:].view(dtype).reshape(shape)
+        a[...] = src
+        return a
+    if name == "swapped":
+        other = swapped(dtype)
+        return None if other is None else make(dtype, shape, rng).astype(other)
+    raise ValueError(name)
+
+
 def layout_ok(name: str, dtype: Any, ndim: int) -> bool:
     """Whether :func:`layout` can build `name` for dtype with ndim dims."""
     dtype = np.dtype(dtype)
@@ -319,23 +346,8 @@ def layout(name: str, dtype: Any, shape: tuple[int, ...], rng) -> np.ndarray | N
         if not b:
             return None
         return np.broadcast_to(make(dtype, (1,) * len(b) + (n, m), rng), shape)
-    if name == "readonly":
-        a = make(dtype, shape, rng)
-        a.flags.writeable = False
-        return a
-    if name == "unaligned":
-        if dtype.hasobject:
-            return None
-        src = make(dtype, shape, rng)
-        buf = np.zeros(src.nbytes + 1, np.uint8)
-        a = buf[1:].view(dtype).reshape(shape)
-        a[...] = src
-        return a
-    if name == "swapped":
-        other = swapped(dtype)
-        if other is None:
-            return None
-        return make(dtype, shape, rng).astype(other)
+    if name in MEMORY_VARIANTS:
+        return memory_variant(name, dtype, shape, rng)
     if name == "batch_step":
         if not b:
             return None

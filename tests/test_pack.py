@@ -39,9 +39,9 @@ from _cases import (
     layout,
     layout_ok,
     make,
+    memory_variant,
     numpy_oracle,
     snapshot,
-    swapped,
     triangle_oracle,
 )
 from hypothesis import HealthCheck, given, settings
@@ -227,22 +227,7 @@ def vectors(name: str, dtype: Any, shape: tuple[int, ...], rng) -> np.ndarray | 
         return np.broadcast_to(make(dtype, (1,) * len(b) + (p,), rng), shape)
     if name == "bcast_elem":
         return np.broadcast_to(make(dtype, (*b, 1), rng), shape)
-    if name == "readonly":
-        v = make(dtype, shape, rng)
-        v.flags.writeable = False
-        return v
-    if name == "unaligned":
-        if dtype.hasobject:
-            return None
-        src = make(dtype, shape, rng)
-        buf = np.zeros(src.nbytes + 1, np.uint8)
-        v = buf[1:].view(dtype).reshape(shape)
-        v[...] = src
-        return v
-    if name == "swapped":
-        other = swapped(dtype)
-        return None if other is None else make(dtype, shape, rng).astype(other)
-    raise ValueError(name)
+    return memory_variant(name, dtype, shape, rng)
 
 
 MATRIX_SIDES = [(4, 5), (5, 4), (3, 3), (1, 6), (0, 2)]

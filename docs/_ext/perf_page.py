@@ -114,64 +114,58 @@ def _toolkit(report: Any, out: Path, toolkit: dict[str, Any]) -> list[str]:
     return parts
 
 
-def _sweep(report: Any, out: Path, sweeps: list[dict[str, Any]]) -> list[str]:
-    report.plot_sweep(sweeps, out / "sweep.png")
-    parts = []
+def _sweep(
+    report: Any,
+    out: Path,
+    sweeps: list[dict[str, Any]],
+    *,
+    toolkit: bool,
+) -> list[str]:
+    """A sweep section: triu/tril's classes, or the toolkit's (fill, band,
+    pack, unpack, mirror); the files, plot, worst cases and every case."""
+    png = "sweep-toolkit.png" if toolkit else "sweep.png"
+    report.plot_sweep(sweeps, out / png)
+    seeds = report.sweep_seeds(sweeps)
+    if toolkit:
+        intro = (
+            f"{len(sweeps)} sweep file(s) of the toolkit classes (fill, band, pack, "
+            "unpack, mirror): 2-D and batched shapes of 1 KiB to 32 MiB drawn per "
+            "class from a seed, each operation against the numpy way of it, "
+            "``out=`` against ``np.copyto`` where the result has 40 KiB to 1 MiB.\n"
+        )
+        worst = (
+            f"The lowest ratio of each class over seeds {seeds}: "
+            "fresh results and ``mirror`` in place against the numpy way, "
+            "``tril``/``triu`` with a fill against the same call with zeros, "
+            "``out=`` against ``np.copyto``.\n"
+        )
+    else:
+        intro = (
+            f"{len(sweeps)} sweep file(s): shapes drawn per class from a seed, so "
+            "that no fixed case can be tuned for.\n"
+        )
+        worst = (
+            f"The lowest ratio of each class over seeds {seeds}: "
+            "fresh results against numpy, ``x.copy()`` and ``np.zeros_like``, "
+            "``out=`` against ``np.copyto``.\n"
+        )
+    what = "toolkit class" if toolkit else "shape class"
+    columns = (report.TOOLKIT_COLUMNS,) if toolkit else ()
+    parts = [intro, *[_machine(report, s) for s in sweeps]]
     parts.append(
-        f"{len(sweeps)} sweep file(s): shapes drawn per class from a seed, so "
-        "that no fixed case can be tuned for.\n"
+        f".. image:: /_generated/{png}\n"
+        f"   :alt: ratio against {what}, one marker per case\n"
     )
-    parts += [_machine(report, s) for s in sweeps]
-    parts.append(
-        ".. image:: /_generated/sweep.png\n"
-        "   :alt: ratio against shape class, one marker per case\n"
-    )
-    parts.append(_heading("Worst case per shape class", "~"))
-    parts.append(
-        f"The lowest ratio of each class over seeds {report.sweep_seeds(sweeps)}: "
-        "fresh results against numpy, ``x.copy()`` and ``np.zeros_like``, "
-        "``out=`` against ``np.copyto``.\n"
-    )
-    parts.append(report.rst(report.sweep_worst_table(sweeps), _run(sweeps)))
-    parts.append(_heading("Worst case per ratio and shape class", "~"))
+    parts.append(_heading(f"Worst case per {what}", "~"))
+    parts.append(worst)
+    parts.append(report.rst(report.sweep_worst_table(sweeps, *columns), _run(sweeps)))
+    parts.append(_heading(f"Worst case per ratio and {what}", "~"))
     parts.append(report.rst(report.summary_table(sweeps), _run(sweeps)))
+    label = "toolkit classes, " if toolkit else ""  # a file may hold both kinds
     for sweep in sweeps:
         name = Path(sweep["path"]).name
         for mode, table in report.case_tables(sweep).items():
-            parts.append(_heading(f"{name}: {mode}", "~"))
-            parts.append(report.rst(table, _run([sweep])))
-    return parts
-
-
-def _toolkit_sweep(report: Any, out: Path, sweeps: list[dict[str, Any]]) -> list[str]:
-    report.plot_sweep(sweeps, out / "sweep-toolkit.png")
-    parts = []
-    parts.append(
-        f"{len(sweeps)} sweep file(s) of the toolkit classes (fill, band, pack, "
-        "unpack, mirror): 2-D and batched shapes of 1 KiB to 32 MiB drawn per "
-        "class from a seed, each operation against the numpy way of it, "
-        "``out=`` against ``np.copyto`` where the result has 40 KiB to 1 MiB.\n"
-    )
-    parts += [_machine(report, s) for s in sweeps]
-    parts.append(
-        ".. image:: /_generated/sweep-toolkit.png\n"
-        "   :alt: ratio against toolkit class, one marker per case\n"
-    )
-    parts.append(_heading("Worst case per toolkit class", "~"))
-    parts.append(
-        f"The lowest ratio of each class over seeds {report.sweep_seeds(sweeps)}: "
-        "fresh results and ``mirror`` in place against the numpy way, "
-        "``tril``/``triu`` with a fill against the same call with zeros, "
-        "``out=`` against ``np.copyto``.\n"
-    )
-    table = report.sweep_worst_table(sweeps, report.TOOLKIT_COLUMNS)
-    parts.append(report.rst(table, _run(sweeps)))
-    parts.append(_heading("Worst case per ratio and toolkit class", "~"))
-    parts.append(report.rst(report.summary_table(sweeps), _run(sweeps)))
-    for sweep in sweeps:
-        name = Path(sweep["path"]).name
-        for mode, table in report.case_tables(sweep).items():
-            parts.append(_heading(f"{name}: toolkit classes, {mode}", "~"))
+            parts.append(_heading(f"{name}: {label}{mode}", "~"))
             parts.append(report.rst(table, _run([sweep])))
     return parts
 
@@ -200,7 +194,7 @@ def render(report: Any, results: Path = RESULTS, out: Path = OUT) -> str:
 
     parts.append(_heading("The shape sweep", "-"))
     if sweeps:
-        parts += _sweep(report, out, sweeps)
+        parts += _sweep(report, out, sweeps, toolkit=False)
     else:
         parts.append(
             "No sweep results yet: ``bench/sweep.py`` writes "
@@ -219,7 +213,7 @@ def render(report: Any, results: Path = RESULTS, out: Path = OUT) -> str:
 
     parts.append(_heading("Beyond numpy: the shape sweep", "-"))
     if toolkit_sweeps:
-        parts += _toolkit_sweep(report, out, toolkit_sweeps)
+        parts += _sweep(report, out, toolkit_sweeps, toolkit=True)
     else:
         parts.append(
             "No toolkit sweep results yet: ``bench/sweep.py --classes toolkit`` "
