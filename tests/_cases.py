@@ -3,8 +3,10 @@
 The oracles: :func:`numpy_oracle` (``numpy.triu``/``numpy.tril``, with a
 far-out ``k`` clamped so numpy does not overflow), :func:`spec_oracle` (the
 ONNX Trilu-14 definition, element by element, independent of numpy's triu),
-and :func:`band_oracle` / :func:`triangle_oracle` (numpy's answer with the
-dropped elements set to a fill). :func:`assert_same` compares results bit for
+and the toolkit's: :func:`band_oracle` / :func:`triangle_oracle` (numpy's
+answer with the dropped elements set to a fill), :func:`pack_oracle` /
+:func:`unpack_oracle` (numpy's fancy indexing by ``triu_indices``) and
+:func:`mirror_oracle` (``np.where`` of the matrix and its transpose). :func:`assert_same` compares results bit for
 bit: the suite's one comparison. The toolkit's files share the fills by
 dtype, the ``out=`` makers and :func:`every`, which walks a product and
 reports each failure. Optional test packages are imported with
@@ -639,7 +641,7 @@ def value_bytes(a: np.ndarray) -> np.ndarray:
     return b
 
 
-# --- band and triangle oracles --------------------------------------------------------
+# --- the toolkit's oracles ------------------------------------------------------------
 
 
 def keep_mask(rows: int, cols: int, lo: Any, hi: Any) -> np.ndarray:
@@ -687,6 +689,69 @@ def triangle_oracle(x: Any, k: Any, upper: bool, fill: Any = None) -> np.ndarray
     exp = numpy_oracle(x, k, upper)
     lo, hi = (k, None) if upper else (None, k)
     return replace(exp, keep_mask(*exp.shape[-2:], lo, hi), fill)
+
+
+def indices(rows: int, cols: int, k: Any, upper: bool) -> tuple[np.ndarray, ...]:
+    """numpy's triu_indices / tril_indices (far-out k clamped)."""
+    return _indices(rows, cols, clamp_k(k), upper)
+
+
+@functools.lru_cache(maxsize=4096)
+def _indices(rows: int, cols: int, k: int, upper: bool) -> tuple[np.ndarray, ...]:
+    r, c = (np.triu_indices if upper else np.tril_indices)(rows, k, cols)
+    r.flags.writeable = c.flags.writeable = False  # shared by the cache
+    return r, c
+
+
+def count(rows: int, cols: int, k: Any, upper: bool) -> int:
+    return len(indices(rows, cols, k, upper)[0])
+
+
+def pack_oracle(x: np.ndarray, k: Any, upper: bool) -> np.ndarray:
+    """m[..., r, c]."""
+    r, c = indices(*x.shape[-2:], k, upper)
+    return x[..., r, c]
+
+
+def unpack_oracle(
+    v: np.ndarray, n: int, m: int, k: Any, upper: bool, fill: Any = None
+) -> np.ndarray:
+    """o = np.full(v.shape[:-1] + (n, m), fill or zero, v.dtype); o[..., r, c] = v."""
+    o = np.zeros((*v.shape[:-1], n, m), v.dtype)
+    if fill is not None:
+        o[...] = as_fill(fill, v.dtype)
+    r, c = indices(n, m, k, upper)
+    o[..., r, c] = v
+    return o
+
+
+def negate_imag(a: np.ndarray) -> np.ndarray:
+    """A copy of complex a with each imaginary part's sign bit flipped, by
+    bytes (the real part and any padding untouched)."""
+    half = a.dtype.itemsize // 2
+    part = np.zeros((), np.empty(0, a.dtype).real.dtype)  # padding stays zero
+    part[()] = -0.0
+    mask = np.frombuffer(bytes(half) + value_bytes(part).tobytes(), np.uint8)
+    b = np.array(a, order="C", copy=True)
+    raw = b.view(np.uint8).reshape(*b.shape, a.dtype.itemsize)
+    raw ^= mask
+    return b
+
+
+def mirror_oracle(x: Any, upper: bool, conj: bool = False) -> np.ndarray:
+    """np.where(j >= i, x, xT) (j <= i for the lower side), xT conjugated."""
+    x = np.asarray(x)
+    if x.ndim == 1:  # the rows of an n x n matrix, as in triu
+        x = np.broadcast_to(x, (x.shape[0], x.shape[0]))
+    n = x.shape[-1]
+    j, i = np.arange(n)[None, :], np.arange(n)[:, None]
+    keep = j >= i if upper else j <= i
+    other = np.swapaxes(x, -1, -2)
+    if conj and x.dtype.kind == "c":
+        other = negate_imag(other)
+    elif conj and x.dtype.kind == "O":
+        other = np.conjugate(other)
+    return np.where(keep, x, other)
 
 
 # --- out= and in place ----------------------------------------------------------------

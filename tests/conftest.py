@@ -8,9 +8,11 @@ from ``tests/kernel/``, the kernel's white-box tests (the plan that
 
 import gc
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import trilu
@@ -18,6 +20,14 @@ import trilu
 _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
+
+
+@pytest.fixture
+def rng(request: pytest.FixtureRequest) -> np.random.Generator:
+    """A generator seeded by the test's file and name (parameters included):
+    its own values, the same in every run from any directory."""
+    name = f"{request.path.name}::{request.node.name}"
+    return np.random.default_rng(zlib.crc32(name.encode()))
 
 
 @pytest.fixture(params=[1, 4], ids=["1thread", "4threads"])

@@ -58,11 +58,6 @@ from trilu import _kernel
 BATCH_SHAPE = (2, 4, 5)
 
 
-@pytest.fixture
-def rng() -> np.random.Generator:
-    return np.random.default_rng(20260601)
-
-
 # --- every dtype x layout --------------------------------------------------------------
 
 

@@ -27,12 +27,6 @@ from _cases import (
 
 import trilu
 
-
-@pytest.fixture
-def rng() -> np.random.Generator:
-    return np.random.default_rng(18)
-
-
 FLAGS = ("c_contiguous", "f_contiguous", "owndata", "writeable", "aligned")
 
 

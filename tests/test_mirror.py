@@ -29,9 +29,10 @@ from _cases import (
     layout,
     layout_ok,
     make,
+    mirror_oracle,
+    ml_dtype,
     snapshot,
     swapped,
-    value_bytes,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -42,62 +43,24 @@ from trilu import _kernel
 BATCH_SHAPE = (2, 4, 4)
 
 
-@pytest.fixture
-def rng() -> np.random.Generator:
-    return np.random.default_rng(20260603)
-
-
-# --- the oracle ----------------------------------------------------------------------
-
-
-def _ml(dtype: np.dtype) -> bool:
-    return dtype.type.__module__.startswith("ml_dtypes")
+# --- helpers -------------------------------------------------------------------------
 
 
 def conj_ok(dtype: np.dtype) -> bool:
     """Numbers: ints and floats (their own conjugates, ml_dtypes' too) and
     complex; not bool, datetimes, strings, void or structured."""
-    return _ml(dtype) or dtype.kind in "iufc"
+    return ml_dtype(dtype) or dtype.kind in "iufc"
 
 
 def conj_native(dtype: np.dtype) -> bool:
     """numpy's own numbers (ml_dtypes' conj has its own test)."""
-    return conj_ok(dtype) and not _ml(dtype)
+    return conj_ok(dtype) and not ml_dtype(dtype)
 
 
 def square(name: str, dtype: Any, shape: tuple[int, ...], rng) -> np.ndarray:
     """layout(name, ...) cut square ("step" has a column more)."""
     x = layout(name, dtype, shape, rng)
     return x[..., : shape[-2], : shape[-1]]
-
-
-def negate_imag(a: np.ndarray) -> np.ndarray:
-    """A copy of complex a with each imaginary part's sign bit flipped, by
-    bytes (the real part and any padding untouched)."""
-    half = a.dtype.itemsize // 2
-    part = np.zeros((), np.empty(0, a.dtype).real.dtype)  # padding stays zero
-    part[()] = -0.0
-    mask = np.frombuffer(bytes(half) + value_bytes(part).tobytes(), np.uint8)
-    b = np.array(a, order="C", copy=True)
-    raw = b.view(np.uint8).reshape(*b.shape, a.dtype.itemsize)
-    raw ^= mask
-    return b
-
-
-def mirror_oracle(x: Any, upper: bool, conj: bool = False) -> np.ndarray:
-    """np.where(j >= i, x, xT) (j <= i for the lower side), xT conjugated."""
-    x = np.asarray(x)
-    if x.ndim == 1:  # the rows of an n x n matrix, as in triu
-        x = np.broadcast_to(x, (x.shape[0], x.shape[0]))
-    n = x.shape[-1]
-    j, i = np.arange(n)[None, :], np.arange(n)[:, None]
-    keep = j >= i if upper else j <= i
-    other = np.swapaxes(x, -1, -2)
-    if conj and x.dtype.kind == "c":
-        other = negate_imag(other)
-    elif conj and x.dtype.kind == "O":
-        other = np.conjugate(other)
-    return np.where(keep, x, other)
 
 
 def assert_equal_objects(got: np.ndarray, exp: np.ndarray) -> None:
@@ -478,7 +441,7 @@ def test_hypothesis(
         x = square(layout_name, dtype, shape, rng)
     else:
         x = make(dtype, shape, rng)
-    conj = conj and not _ml(dtype)  # ml_dtypes: test_conj_of_reals_is_identity
+    conj = conj and not ml_dtype(dtype)  # ml_dtypes: test_conj_of_reals_is_identity
     if conj and not conj_ok(dtype):
         if dtype.kind == "O":  # raises where an element has no .conjugate
             try:

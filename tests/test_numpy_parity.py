@@ -36,11 +36,6 @@ BATCH_SHAPE = (3, 4, 5)
 SMALL_K = {name: K_VALUES[name] for name in ("0", "1", "-1", "2", "-2", "2**70")}
 
 
-@pytest.fixture
-def rng() -> np.random.Generator:
-    return np.random.default_rng(20240514)
-
-
 def check(x: Any, k: Any, upper: bool) -> None:
     """triu/tril of x equals numpy's, and x is unchanged."""
     before = snapshot(x)

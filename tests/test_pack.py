@@ -10,7 +10,6 @@ layout x k, out= in every layout and byte order (and overlapping the input),
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 from functools import partial
@@ -25,11 +24,10 @@ from _cases import (
     K_VALUES,
     LAYOUTS,
     OUT_MODES,
-    as_fill,
     as_native,
     assert_same,
     check_out,
-    clamp_k,
+    count,
     dtype_params,
     every,
     fill_cycle,
@@ -41,8 +39,10 @@ from _cases import (
     make,
     memory_variant,
     numpy_oracle,
+    pack_oracle,
     snapshot,
     triangle_oracle,
+    unpack_oracle,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -52,46 +52,7 @@ import trilu
 BATCH_SHAPE = (2, 4, 5)
 
 
-@pytest.fixture
-def rng() -> np.random.Generator:
-    return np.random.default_rng(20260602)
-
-
-# --- the oracles ------------------------------------------------------------------
-
-
-def indices(rows: int, cols: int, k: Any, upper: bool) -> tuple[np.ndarray, ...]:
-    """numpy's triu_indices / tril_indices (far-out k clamped)."""
-    return _indices(rows, cols, clamp_k(k), upper)
-
-
-@functools.lru_cache(maxsize=4096)
-def _indices(rows: int, cols: int, k: int, upper: bool) -> tuple[np.ndarray, ...]:
-    r, c = (np.triu_indices if upper else np.tril_indices)(rows, k, cols)
-    r.flags.writeable = c.flags.writeable = False  # shared by the cache
-    return r, c
-
-
-def count(rows: int, cols: int, k: Any, upper: bool) -> int:
-    return len(indices(rows, cols, k, upper)[0])
-
-
-def pack_oracle(x: np.ndarray, k: Any, upper: bool) -> np.ndarray:
-    """m[..., r, c]."""
-    r, c = indices(*x.shape[-2:], k, upper)
-    return x[..., r, c]
-
-
-def unpack_oracle(
-    v: np.ndarray, n: int, m: int, k: Any, upper: bool, fill: Any = None
-) -> np.ndarray:
-    """o = np.full(v.shape[:-1] + (n, m), fill or zero, v.dtype); o[..., r, c] = v."""
-    o = np.zeros((*v.shape[:-1], n, m), v.dtype)
-    if fill is not None:
-        o[...] = as_fill(fill, v.dtype)
-    r, c = indices(n, m, k, upper)
-    o[..., r, c] = v
-    return o
+# --- the count of a triangle -------------------------------------------------------
 
 
 def square_n(p: int, k: int, upper: bool) -> int | None:

@@ -230,20 +230,33 @@ cdef cnp.ndarray band_of(cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
 cdef int matrix_dims(cnp.ndarray src) except -1:
     """src's number of dimensions, at least 2."""
     if cnp.PyArray_NDIM(src) < 2:
-        raise ValueError(f"trilu: band needs 2 or more dimensions, got {src.ndim}")
+        raise ValueError(
+            f"trilu: the kernel needs 2 or more dimensions, got {src.ndim}")
     return cnp.PyArray_NDIM(src)
+
+
+cdef int triangle_band(cnp.ndarray src, object k, bint upper,
+                       Py_ssize_t *a, Py_ssize_t *b) except -1:
+    """The band a <= j - i <= b that triu(k) (upper) or tril(k) keeps of
+    src's matrices, clamped to them: the one mapping of k, for triangle and
+    explain."""
+    cdef int nd = matrix_dims(src)
+    cdef Py_ssize_t rows = cnp.PyArray_DIMS(src)[nd - 2]
+    cdef Py_ssize_t cols = cnp.PyArray_DIMS(src)[nd - 1]
+    cdef Py_ssize_t kk = bound(k, 0, rows, cols)
+    if upper:
+        a[0], b[0] = kk, cols
+    else:
+        a[0], b[0] = -rows, kk
+    return 0
 
 
 cdef inline cnp.ndarray triangle(cnp.ndarray src, cnp.ndarray dst, object k,
                                  bint upper, Order order):
     """triu (upper) or tril of src with zeros, called from C."""
-    cdef int nd = cnp.PyArray_NDIM(src)
-    cdef Py_ssize_t rows = cnp.PyArray_DIMS(src)[nd - 2]
-    cdef Py_ssize_t cols = cnp.PyArray_DIMS(src)[nd - 1]
-    cdef Py_ssize_t kk = bound(k, 0, rows, cols)
-    if upper:
-        return band_of(src, dst, kk, cols, None, order)
-    return band_of(src, dst, -rows, kk, None, order)
+    cdef Py_ssize_t a, b
+    triangle_band(src, k, upper, &a, &b)
+    return band_of(src, dst, a, b, None, order)
 
 
 cdef bint plain_out(cnp.ndarray a, cnp.ndarray out) noexcept:
@@ -473,13 +486,9 @@ def explain(cnp.ndarray src not None, object k, bint upper, cnp.ndarray out=None
     crossed runs, or of tril's filled and crossed ones), the threads,
     streaming, and for a fresh result its strides and the allocation it
     would get now. Nothing is allocated, written or kept."""
-    cdef int nd = cnp.PyArray_NDIM(src)
-    cdef Py_ssize_t rows = cnp.PyArray_DIMS(src)[nd - 2]
-    cdef Py_ssize_t cols = cnp.PyArray_DIMS(src)[nd - 1]
-    cdef Py_ssize_t kk = bound(k, 0, rows, cols)
-    if upper:
-        return describe(src, out, kk, cols, None, <Order>order_code(order))
-    return describe(src, out, -rows, kk, None, <Order>order_code(order))
+    cdef Py_ssize_t a, b
+    triangle_band(src, k, upper, &a, &b)
+    return describe(src, out, a, b, None, <Order>order_code(order))
 
 
 def explain_band(cnp.ndarray src not None, object lo, object hi,

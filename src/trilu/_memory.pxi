@@ -247,8 +247,9 @@ cdef cnp.ndarray new_array(cnp.ndarray src, cnp.dtype descr, Order order,
 
 cdef cnp.ndarray new_result(cnp.ndarray src, Allocation how, Order order,
                             cnp.npy_intp *strides):
-    """A fresh array for src's result, from `how`: results of 4 MiB or more,
-    and zero pages, from trilu's handlers (_recycle.h)."""
+    """A fresh array for src's result, from `how`: recycled blocks and zero
+    pages from trilu's handlers (_recycle.h), as docs/user_guide/memory.rst
+    says."""
     cdef object handler = None, previous = None
     if how == ZERO_PAGES:
         handler = _zero_pages  # its malloc maps fresh zero pages

@@ -1,19 +1,14 @@
 /* A numpy memory handler that recycles the memory of large results (Linux).
+ * Which results come here, and why, is the rule of docs/user_guide/memory.rst,
+ * written there once.
  *
- * A fresh result of 32 MiB or more is mapped anew by malloc each time, and the
- * kernel zeroes every page as it is first touched: that was 56% of the time
- * of a fresh 2048x2048 float64 triu, twice the copying itself. Smaller blocks
- * come from malloc's heap, and come back without faults only while nothing
- * else has taken the freed space. trilu allocates results of 4 MiB or more
- * through this handler, whose free keeps the last two blocks freed (each at
- * most 256 MiB; two for results made in pairs, as triu_indices' rows and
- * columns) for the next results of the same sizes. A block of 64 MiB or
- * more is first given to madvise(MADV_FREE): the kernel takes its pages back
- * whenever it needs memory, and until it does, reusing them costs no fault.
- * A smaller block is simply held, as glibc holds up to 64 MiB of freed heap
- * before it trims: madvise takes 0.1-0.2 ms on 32 MiB, a tenth of the time of
- * a fresh triangle that size. Everything else goes to malloc, with numpy's
- * advice to use huge pages.
+ * Its free keeps the last two blocks freed (two: results made in pairs, as
+ * triu_indices' rows and columns) for the next results of the same sizes, so
+ * that their pages need not be faulted and zeroed by the OS again. A block of
+ * TRILU_LAZYFREE_MIN or more is first given to madvise(MADV_FREE), so that
+ * the OS may take its pages back when it needs memory; a smaller one is held
+ * as glibc holds freed heap below its trim threshold. Everything else goes to
+ * malloc, with numpy's advice to use huge pages.
  */
 #ifndef TRILU_RECYCLE_H
 #define TRILU_RECYCLE_H
@@ -35,8 +30,8 @@
 #define TRILU_RECYCLE 0
 #endif
 
-#define TRILU_RECYCLE_MIN ((size_t)4 << 20)
-#define TRILU_RECYCLE_MAX ((size_t)256 << 20)
+#define TRILU_RECYCLE_MIN ((size_t)4 << 20)    /* smaller: malloc's heap reuses it warm */
+#define TRILU_RECYCLE_MAX ((size_t)256 << 20)  /* bounds the memory held idle */
 #define TRILU_CALLOC_MIN ((size_t)32 << 20)    /* glibc's largest mmap threshold */
 #define TRILU_LAZYFREE_MIN ((size_t)64 << 20)  /* and its largest trim threshold */
 #define TRILU_HUGEPAGE_MIN ((size_t)4 << 20)   /* numpy's, for madvise */

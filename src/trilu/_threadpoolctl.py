@@ -10,8 +10,8 @@ and ``trilu_set_num_threads`` (``_threads.h``) as OpenBLAS exports
 these ``check_symbols`` (another package's ``_kernel``), and the controller
 calls them in the library it was made for.
 
-threadpoolctl is optional and costs 20-40 ms to import, so ``import trilu``
-never imports it. Instead:
+threadpoolctl is optional and loads ctypes and more on import, so ``import
+trilu`` never imports it. Instead:
 
 - if threadpoolctl is already imported, the controller is registered at once;
 - otherwise a finder is put at the front of ``sys.meta_path`` that does

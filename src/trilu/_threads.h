@@ -32,7 +32,7 @@
 #include <time.h>
 #endif
 
-#define TRILU_MAX_THREADS 64
+#define TRILU_MAX_THREADS 64  /* sizes the pool's arrays; copies are memory-bound sooner */
 
 /* Atomically add v to *p and return the old value: threads claim work. */
 static inline Py_ssize_t trilu_fetch_add(Py_ssize_t *p, Py_ssize_t v)
@@ -341,8 +341,9 @@ static int trilu_pool_grow(int n)
  * whatever the others have not claimed (work stealing). Task 0 runs on the
  * caller and the others are offered to pool workers; once the caller's task
  * returns the whole job is claimed, so offers not yet taken are withdrawn, and
- * the caller only waits for tasks already running. A sleeping worker takes
- * ~5-20 us to wake: small jobs lose nothing by offering it work. If the pool
+ * the caller only waits for tasks already running. A sleeping worker wakes
+ * only after a system call and a context switch: small jobs lose nothing by
+ * offering it work, as the caller may finish before it starts. If the pool
  * is busy with another call, or short of workers, the caller runs alone. */
 static void trilu_parallel(trilu_task_fn fn, void **args, int n)
 {

@@ -2,8 +2,8 @@
 of every matrix and fills the rest with one element's bytes.
 
 The oracle works on bytes: the input viewed as void elements of its width,
-``fill`` written where ``(j - i >= lo) & (j - i <= hi)`` is False. Results are
-compared byte for byte; ``_kernel.explain_band`` says which path ran, so each
+``fill`` written where ``_cases.keep_mask`` is False. Results are compared
+byte for byte (``assert_same``); ``_kernel.explain_band`` says which path ran, so each
 path is checked to be the one exercised.
 """
 
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _cases import assert_same, keep_mask, numpy_oracle, snapshot
 
 import trilu
 from trilu import _kernel
@@ -49,23 +50,13 @@ def data(dtype: object, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
 
 
 def oracle(x: np.ndarray, lo: int | None, hi: int | None, fill: bytes | None):
-    """The expected bytes, C order: x where lo <= j - i <= hi, else fill."""
+    """x in C order with the element whose bytes are fill (zeros: None) where
+    lo <= j - i <= hi does not hold."""
     w = x.dtype.itemsize
-    rows, cols = x.shape[-2:]
-    d = np.arange(cols)[None, :] - np.arange(rows)[:, None]
-    mask = np.ones((rows, cols), bool)
-    if lo is not None:
-        mask &= d >= max(min(lo, cols + 1), -rows - 1)
-    if hi is not None:
-        mask &= d <= max(min(hi, cols + 1), -rows - 1)
-    v = np.dtype((np.void, w))
-    exp = np.ascontiguousarray(x).view(v).copy()
-    exp[np.broadcast_to(~mask, x.shape)] = np.void(fill or bytes(w))
-    return exp.tobytes()
-
-
-def got_bytes(r: np.ndarray) -> bytes:
-    return np.ascontiguousarray(r).view(np.dtype((np.void, r.dtype.itemsize))).tobytes()
+    exp = np.array(x, order="C")
+    drop = np.broadcast_to(~keep_mask(*x.shape[-2:], lo, hi), x.shape)
+    exp.view(np.dtype((np.void, w)))[drop] = np.void(fill or bytes(w))
+    return exp
 
 
 @functools.lru_cache(maxsize=2)
@@ -80,7 +71,7 @@ def other_bytes(dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
 def check(x: np.ndarray, lo, hi, fill, modes=("fresh", "out", "inplace")) -> None:
     """Every mode against the oracle; the input untouched (but in place)."""
     exp = oracle(x, lo, hi, fill)
-    before = got_bytes(x)
+    before = snapshot(x)
     for mode in modes:
         if mode == "fresh":
             r = _kernel.band(x, None, lo, hi, fill)
@@ -96,8 +87,8 @@ def check(x: np.ndarray, lo, hi, fill, modes=("fresh", "out", "inplace")) -> Non
             y = x.copy()
             r = _kernel.band(y, y, lo, hi, fill)
             assert r is y
-        assert got_bytes(r) == exp, (mode, lo, hi, fill)
-        assert got_bytes(x) == before
+        assert_same(r, exp)
+        assert snapshot(x) == before, (mode, lo, hi, fill)
 
 
 def bounds(rows: int, cols: int) -> list[tuple[int | None, int | None]]:
@@ -149,7 +140,7 @@ def test_out_in_another_layout(layout: str) -> None:
     out = LAYOUTS[layout](np.empty(base))
     assert out.shape == x.shape
     _kernel.band(x, out, -2, 7, fill)
-    assert got_bytes(out) == exp
+    assert_same(out, exp)
 
 
 METHODS = {
@@ -203,10 +194,7 @@ def test_runs_match_the_mask() -> None:
         x = data("int8", (rows, cols))
         for lo, hi in bounds(rows, cols):
             plan = _kernel.explain_band(x, lo, hi)
-            keep = np.frombuffer(
-                oracle(np.ones((rows, cols), bool), lo, hi, None), bool
-            )
-            mask = keep.reshape(rows, cols)
+            mask = keep_mask(rows, cols, lo, hi)
             kind = np.where(mask.all(1), 2, np.where(mask.any(1), 1, 0))
             if plan["rows"] != rows:  # the walk ran down the columns
                 continue
@@ -242,11 +230,9 @@ def test_triu_tril_are_bands() -> None:
     bit."""
     x = data("complex128", (3, 17, 13))
     for k in [-20, -3, 0, 2, 13, 10**20]:
-        assert got_bytes(_kernel.fill_plain(x, k, True)) == oracle(x, k, None, None)
-        assert got_bytes(_kernel.fill_plain(x, k, False)) == oracle(x, None, k, None)
-        assert got_bytes(_kernel.band(x, None, k, None)) == got_bytes(
-            np.triu(x, max(min(k, 17), -17))
-        )
+        assert_same(_kernel.fill_plain(x, k, True), oracle(x, k, None, None))
+        assert_same(_kernel.fill_plain(x, k, False), oracle(x, None, k, None))
+        assert_same(_kernel.band(x, None, k, None), numpy_oracle(x, k, True))
         plan = _kernel.explain(x, k, True)
         assert plan == _kernel.explain_band(x, k, None)
 
@@ -275,12 +261,11 @@ def test_streaming_fills() -> None:
         for dst in (out, unaligned):
             assert _kernel.explain_band(x, -2, 2, dst, fill)["stream"]
             _kernel.band(x, dst, -2, 2, fill)
-            assert got_bytes(dst) == oracle(x, -2, 2, fill)
+            assert_same(dst, oracle(x, -2, 2, fill))
     v = data("V5", (2700, 2700))  # 36 MB
     assert not _kernel.explain_band(v, -2, 2, None, FILLS["V5"][1])["stream"]
-    assert got_bytes(_kernel.band(v, None, -2, 2, FILLS["V5"][1])) == oracle(
-        v, -2, 2, FILLS["V5"][1]
-    )
+    exp = oracle(v, -2, 2, FILLS["V5"][1])
+    assert_same(_kernel.band(v, None, -2, 2, FILLS["V5"][1]), exp)
 
 
 def test_fill_of_the_wrong_size() -> None:
