@@ -435,14 +435,26 @@ def write_json(path: str, date: dt.datetime, cases: list[dict[str, Any]]) -> Non
 # --- main ---------------------------------------------------------------------------------
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def cli(
+    doc: str, quick: tuple[int, float], full: tuple[int, float], plot: str = ""
+) -> tuple[argparse.Namespace, int, float, dt.datetime]:
+    """A bench's command line (--quick, --json PATH, and --plot PNG where it
+    plots, with `plot` its help): the arguments, the rounds and shortest
+    sample of the mode chosen, and the run's date."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer, shorter samples")
-    parser.add_argument("--plot", metavar="PNG", help="write the throughput plot here")
+    if plot:
+        parser.add_argument("--plot", metavar="PNG", help=plot)
     parser.add_argument("--json", metavar="PATH", help="write the results file here")
     args = parser.parse_args()
-    rounds, min_sample = (5, 0.002) if args.quick else (15, 0.01)
-    date = dt.datetime.now(dt.timezone.utc)
+    rounds, min_sample = quick if args.quick else full
+    return args, rounds, min_sample, dt.datetime.now(dt.timezone.utc)
+
+
+def main() -> None:
+    args, rounds, min_sample, date = cli(
+        __doc__, (5, 0.002), (15, 0.01), plot="write the throughput plot here"
+    )
     results: list[dict[str, Any]] = []
 
     print(f"# trilu benchmark\n\n{cpu_name()}; {environment()}\n")

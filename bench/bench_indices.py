@@ -15,8 +15,6 @@ bytes of the result. Nothing here is a test: no time is asserted.
 
 from __future__ import annotations
 
-import argparse
-import datetime as dt
 import functools
 import gc
 import sys
@@ -31,6 +29,7 @@ import trilu
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench import (
+    cli,
     environment,
     fmt_ratio,
     fmt_time,
@@ -82,12 +81,7 @@ def peak_ratio(fn: Callable[[], Any]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer, shorter samples")
-    parser.add_argument("--json", metavar="PATH", help="write the results file here")
-    args = parser.parse_args()
-    rounds, min_sample = (5, 0.002) if args.quick else (15, 0.01)
-    date = dt.datetime.now(dt.timezone.utc)
+    args, rounds, min_sample, date = cli(__doc__, (5, 0.002), (15, 0.01))
     print(f"# trilu's index family\n\n{environment()}\n")
     print("| case | trilu | numpy / trilu | peak / result: trilu | numpy |")
     print("|---|---:|---:|---:|---:|")

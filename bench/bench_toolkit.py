@@ -26,8 +26,6 @@ no time is asserted.
 
 from __future__ import annotations
 
-import argparse
-import datetime as dt
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,7 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from sweep import ToolCase, run_toolkit_case
 
-from bench import environment, fmt_ratio, fmt_time, write_json
+from bench import cli, environment, fmt_ratio, fmt_time, write_json
 
 SHAPES = [
     ((2048, 2048), "float64"),
@@ -59,12 +57,7 @@ def cases(shape: tuple[int, ...], dtype: str) -> list[ToolCase]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer, shorter samples")
-    parser.add_argument("--json", metavar="PATH", help="write the results file here")
-    args = parser.parse_args()
-    rounds, min_sample = (3, 0.005) if args.quick else (9, 0.02)
-    date = dt.datetime.now(dt.timezone.utc)
+    args, rounds, min_sample, date = cli(__doc__, (3, 0.005), (9, 0.02))
     print(f"# trilu beyond numpy\n\n{environment()}\n")
     print("| case | mode | trilu | numpy way / trilu |\n|---|---|---:|---|")
     rows: list[dict[str, Any]] = []

@@ -323,6 +323,27 @@ def cases(
 Fn = Callable[[], Any]
 
 
+def _identity(case: Case | ToolCase, layout: str) -> dict[str, Any]:
+    """The fields that name a case in each of its records."""
+    return {
+        "name": case.name,
+        "class": case.cls,
+        "op": case.op,
+        "shape": list(case.shape),
+        "dtype": case.dtype,
+        "k": case.k,
+        "layout": layout,
+        "kept_fraction": case.kept_fraction(),
+    }
+
+
+def _timed(fns: dict[str, Fn | None], rounds: int, min_sample: float) -> dict[str, Any]:
+    """trilu's median time and each peer's ratio to it (None: n/a)."""
+    times = measure(fns, rounds, min_sample)
+    ratios = {p: ratio(times, p) for p in fns if p != "trilu"}
+    return {"trilu_s": median(times, "trilu"), "ratios": ratios}
+
+
 def run_case(case: Case, rounds: int, min_sample: float) -> list[dict[str, Any]]:
     """The case's records: a fresh result, out= into an array, and for an
     input not in C order a fresh result with order="K"."""
@@ -342,17 +363,7 @@ def run_case(case: Case, rounds: int, min_sample: float) -> list[dict[str, Any]]
         "trilu": lambda: ours(x, case.k, out=out),
         "copyto": lambda: np.copyto(out, x),
     }
-    base = {
-        "name": case.name,
-        "class": case.cls,
-        "op": case.op,
-        "shape": list(case.shape),
-        "dtype": case.dtype,
-        "k": case.k,
-        "layout": case.view,
-        "result_bytes": x.nbytes,
-        "kept_fraction": kept,
-    }
+    base = _identity(case, case.view) | {"result_bytes": x.nbytes}
     keep: dict[str, Fn | None] = {
         "trilu": functools.partial(ours, x, case.k, order="K"),
         "numpy": fresh["numpy"],
@@ -361,14 +372,9 @@ def run_case(case: Case, rounds: int, min_sample: float) -> list[dict[str, Any]]
     modes = [("fresh", fresh), ("out", into)]
     if case.view != "C":
         modes.append(("order K", keep))
-    records = []
-    for mode, fns in modes:
-        times = measure(fns, rounds, min_sample)
-        ratios = {p: ratio(times, p) for p in fns if p != "trilu"}  # None: n/a
-        records.append(
-            {**base, "mode": mode, "trilu_s": median(times, "trilu"), "ratios": ratios}
-        )
-    return records
+    return [
+        base | {"mode": mode} | _timed(fns, rounds, min_sample) for mode, fns in modes
+    ]
 
 
 def _scatter(
@@ -451,16 +457,7 @@ def run_toolkit_case(
     case: ToolCase, rounds: int, min_sample: float
 ) -> list[dict[str, Any]]:
     """The case's records, one a mode (fresh, inplace, out)."""
-    base: dict[str, Any] = {
-        "name": case.name,
-        "class": case.cls,
-        "op": case.op,
-        "shape": list(case.shape),
-        "dtype": case.dtype,
-        "k": case.k,
-        "layout": "C",
-        "kept_fraction": case.kept_fraction(),
-    }
+    base = _identity(case, "C")
     if case.cls == "fill":
         base["fill"] = str(case.fill)  # JSON has no -inf
     if case.cls == "band":
@@ -473,10 +470,8 @@ def run_toolkit_case(
     for mode, nbytes, fns in toolkit_fns(case):
         if mode == "out" and not OUT_BYTES[0] <= nbytes <= OUT_BYTES[1]:
             continue
-        times = measure(fns, rounds, min_sample)
-        ratios = {p: ratio(times, p) for p in fns if p != "trilu"}
-        records.append({**base, "mode": mode, "result_bytes": nbytes,
-                        "trilu_s": median(times, "trilu"), "ratios": ratios})  # fmt: skip
+        record = base | {"mode": mode, "result_bytes": nbytes}
+        records.append(record | _timed(fns, rounds, min_sample))
     return records
 
 

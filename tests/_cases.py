@@ -6,11 +6,11 @@ ONNX Trilu-14 definition, element by element, independent of numpy's triu),
 and the toolkit's: :func:`band_oracle` / :func:`triangle_oracle` (numpy's
 answer with the dropped elements set to a fill), :func:`pack_oracle` /
 :func:`unpack_oracle` (numpy's fancy indexing by ``triu_indices``) and
-:func:`mirror_oracle` (``np.where`` of the matrix and its transpose). :func:`assert_same` compares results bit for
-bit: the suite's one comparison. The toolkit's files share the fills by
-dtype, the ``out=`` makers and :func:`every`, which walks a product and
-reports each failure. Optional test packages are imported with
-``pytest.importorskip``.
+:func:`mirror_oracle` (``np.where`` of the matrix and its transpose).
+:func:`assert_same` compares results bit for bit: the suite's one comparison.
+The toolkit's files share the fills by dtype, the ``out=`` makers and
+:func:`every`, which walks a product and reports each failure. Optional test
+packages are imported with ``pytest.importorskip``.
 """
 
 from __future__ import annotations
