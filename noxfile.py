@@ -22,24 +22,22 @@
 
 The other targets, checked from one x86-64 Debian box (by hand or by the
 workflow). Each session installs the Debian packages it needs, so it runs as
-root, and caches what is slow in ``~/.cache/trilu-nox``. Times on this
-project's 2-core VM; the scripts' docstrings say what each does:
+root, and caches what is slow in ``~/.cache/trilu-nox``; how long each takes
+and the disk it needs are in ``docs/development.rst``, what it does in its
+script's docstring:
 
 - ``emulated -- s390x`` / ``emulated -- arm64``: the whole suite in a Debian
   sid s390x (big-endian) / trixie arm64 chroot under qemu-user
-  (``scripts/emulated_check.py``). 9 / 47 min with the chroot cached, 9 / 17
-  more the first time; 1.3 / 1.2 GB.
+  (``scripts/emulated_check.py``).
 - ``sanitize``: the whole suite with trilu under ASan + UBSan, recycling on
-  and off (``scripts/sanitize_check.py``). 5 min; 0.5 GB.
-- ``tsan``: the thread, memory and stress tests under ThreadSanitizer. 3 min;
-  0.5 GB.
+  and off (``scripts/sanitize_check.py``).
+- ``tsan``: the thread, memory and stress tests under ThreadSanitizer.
 - ``windows``: ``tests/c/test_pool.c`` natively, cross-compiled with mingw-w64
   and with clang in MSVC mode, the latter two under wine64
-  (``scripts/windows_check.py``). 0.5 min; 0.7 GB (the wine prefix).
+  (``scripts/windows_check.py``).
 - ``freethreaded``: CPython 3.14t (3.13t where the mirror lacks 3.14's
   source) built from Debian's source package, the suite with the GIL off
-  (``scripts/freethreaded_check.py``). 8 min, 2.5 with the interpreter
-  cached; 0.5 GB.
+  (``scripts/freethreaded_check.py``).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@
    (Debian sid's deb-src) and a private apt state, under
    ``~/.cache/trilu-nox/apt``: the system's own sources are never touched.
 2. Builds it with ``--disable-gil`` into ``~/.cache/trilu-nox/python3.1Xt``,
-   once (about 10 minutes on two cores; reused afterwards).
+   once, reused afterwards.
 3. In a fresh virtual environment of that interpreter, installs numpy's
    free-threaded wheel, trilu from this checkout, and the test extra as far
    as it installs (``test_extra_as_far_as_it_goes``): the tests of what is

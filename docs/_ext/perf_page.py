@@ -77,40 +77,39 @@ TOOLKIT_TITLES = {
 }
 
 
-def _grid(report: Any, out: Path, grid: dict[str, Any]) -> list[str]:
-    report.plot_grid(grid, out / "grid.png")
-    parts = [_machine(report, grid), f"**{report.headline(grid)}.**\n"]
+def _fixed(
+    report: Any, out: Path, result: dict[str, Any], *, toolkit: bool
+) -> list[str]:
+    """A fixed-case section: bench.py's grid, or bench_toolkit.py's cases;
+    the run, plot, a table a mode and the worst case per ratio."""
+    png = "toolkit.png" if toolkit else "grid.png"
+    report.plot_grid(result, out / png)
+    parts = [_machine(report, result)]
+    if toolkit:
+        parts.append(
+            "Fixed cases of ``tril(x, fill=-inf)``, ``band(x, -8, 8)``, ``pack``, "
+            "``unpack`` and ``mirror``, each against the numpy way of it, its "
+            "masks and index arrays made outside the timing; ``out=`` where the "
+            "result has 40 KiB to 1 MiB.\n"
+        )
+        alt = "each toolkit case's ratios against the numpy way and np.copyto"
+    else:
+        parts.append(f"**{report.headline(result)}.**\n")
+        alt = (
+            "each grid case's ratios against numpy, onnxruntime, x.copy() and np.copyto"
+        )
+    parts.append(f".. image:: /_generated/{png}\n   :alt: {alt}\n")
+    titles = TOOLKIT_TITLES if toolkit else GRID_TITLES
+    for mode, table in report.case_tables(result).items():
+        parts.append(_heading(titles.get(mode, mode), "~"))
+        parts.append(report.rst(table, _run([result])))
+    by = ("op",) if toolkit else ()
     parts.append(
-        ".. image:: /_generated/grid.png\n"
-        "   :alt: each grid case's ratios against numpy, onnxruntime, "
-        "x.copy() and np.copyto\n"
+        _heading(
+            f"Worst case per ratio: {'beyond numpy' if toolkit else 'the grid'}", "~"
+        )
     )
-    for mode, table in report.case_tables(grid).items():
-        parts.append(_heading(GRID_TITLES.get(mode, mode), "~"))
-        parts.append(report.rst(table, _run([grid])))
-    parts.append(_heading("Worst case per ratio: the grid", "~"))
-    parts.append(report.rst(report.summary_table([grid]), _run([grid])))
-    return parts
-
-
-def _toolkit(report: Any, out: Path, toolkit: dict[str, Any]) -> list[str]:
-    report.plot_grid(toolkit, out / "toolkit.png")
-    parts = [_machine(report, toolkit)]
-    parts.append(
-        "Fixed cases of ``tril(x, fill=-inf)``, ``band(x, -8, 8)``, ``pack``, "
-        "``unpack`` and ``mirror``, each against the numpy way of it, its masks "
-        "and index arrays made outside the timing; ``out=`` where the result "
-        "has 40 KiB to 1 MiB.\n"
-    )
-    parts.append(
-        ".. image:: /_generated/toolkit.png\n"
-        "   :alt: each toolkit case's ratios against the numpy way and np.copyto\n"
-    )
-    for mode, table in report.case_tables(toolkit).items():
-        parts.append(_heading(TOOLKIT_TITLES.get(mode, mode), "~"))
-        parts.append(report.rst(table, _run([toolkit])))
-    parts.append(_heading("Worst case per ratio: beyond numpy", "~"))
-    parts.append(report.rst(report.summary_table([toolkit], "op"), _run([toolkit])))
+    parts.append(report.rst(report.summary_table([result], *by), _run([result])))
     return parts
 
 
@@ -188,7 +187,7 @@ def render(report: Any, results: Path = RESULTS, out: Path = OUT) -> str:
 
     parts.append(_heading("The grid", "-"))
     if (results / "grid.json").is_file():
-        parts += _grid(report, out, report.load(results / "grid.json"))
+        parts += _fixed(report, out, report.load(results / "grid.json"), toolkit=False)
     else:
         parts.append("No grid results file (``bench/results/grid.json``) yet.\n")
 
@@ -204,7 +203,9 @@ def render(report: Any, results: Path = RESULTS, out: Path = OUT) -> str:
 
     parts.append(_heading("Beyond numpy: fill, band, pack, unpack, mirror", "-"))
     if (results / "toolkit.json").is_file():
-        parts += _toolkit(report, out, report.load(results / "toolkit.json"))
+        parts += _fixed(
+            report, out, report.load(results / "toolkit.json"), toolkit=True
+        )
     else:
         parts.append(
             "No toolkit results file (``bench/results/toolkit.json``, from "
