@@ -66,15 +66,21 @@ def square_n(p: int, k: int, upper: bool) -> int | None:
 # --- pack: every dtype x layout x k -------------------------------------------------
 
 
+# The kernel walks matrices of short rows and few elements through a table of
+# offsets, others run by run: both, for every dtype and layout.
+MATRIX_SHAPES = {"short-rows": BATCH_SHAPE, "long-rows": (2, 3, 130)}
+
+
+@pytest.mark.parametrize("shape", list(MATRIX_SHAPES.values()), ids=list(MATRIX_SHAPES))
 @pytest.mark.parametrize("dtype", dtype_params(ALL_DTYPES))
-def test_pack_dtype_layout(dtype: np.dtype, rng) -> None:
+def test_pack_dtype_layout(dtype: np.dtype, shape: tuple[int, ...], rng) -> None:
     """pack(x, k, upper) is x[..., r, c], dtype (byte order) included, for every
     dtype and layout, k from far below to far above; unpack of it is
     triu/tril(x, k) (with the fill, where given); x unchanged."""
     cycle = fill_cycle(dtype)
 
     def check(name: str) -> None:
-        x = layout(name, dtype, BATCH_SHAPE, rng)
+        x = layout(name, dtype, shape, rng)
         before = snapshot(x)
         rows, cols = x.shape[-2:]  # "step" has a column more
         for n, (_, k, upper) in enumerate(iter_k_upper()):
@@ -87,7 +93,7 @@ def test_pack_dtype_layout(dtype: np.dtype, rng) -> None:
                 assert_same(as_native(back, exp.dtype), exp)
         assert snapshot(x) == before, "the input was modified"
 
-    every([n for n in LAYOUTS if layout_ok(n, dtype, len(BATCH_SHAPE))], check)
+    every([n for n in LAYOUTS if layout_ok(n, dtype, len(shape))], check)
 
 
 SHAPES = [(1, 6), (6, 1), (1, 1), (0, 3), (3, 0), (0, 0), (2, 0, 3), (0, 3, 3),
@@ -191,7 +197,9 @@ def vectors(name: str, dtype: Any, shape: tuple[int, ...], rng) -> np.ndarray | 
     return memory_variant(name, dtype, shape, rng)
 
 
-MATRIX_SIDES = [(4, 5), (5, 4), (3, 3), (1, 6), (0, 2)]
+# short rows, few elements (a table of offsets), then long rows and many
+# elements (run by run)
+MATRIX_SIDES = [(4, 5), (5, 4), (3, 3), (1, 6), (0, 2), (3, 130), (700, 3)]
 
 
 @pytest.mark.parametrize("dtype", dtype_params(ALL_DTYPES))

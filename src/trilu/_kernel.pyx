@@ -359,6 +359,7 @@ cdef cnp.ndarray packed_of(cnp.ndarray mat, cnp.ndarray vec, Packed packed,
     Without `rest`, unpacked matrices are fresh zero pages: no fill written."""
     cdef Plan p
     cdef char pattern[PATTERN_BYTES]
+    cdef Py_ssize_t offsets[OFFSETS_MAX]
     set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(vec), pattern)
     if b < a:
         b = a - 1
@@ -369,6 +370,11 @@ cdef cnp.ndarray packed_of(cnp.ndarray mat, cnp.ndarray vec, Packed packed,
     if cnp.PyArray_SIZE(mat) == 0 or cnp.PyArray_ITEMSIZE(vec) == 0:
         return mat if packed == UNPACK else vec
     p.nb = plan_packed(&p.job, mat, cnp.PyArray_STRIDES(mat), vec, a, b)
+    if (p.job.cols * p.job.width < SPAN_CALL_BYTES
+            and p.job.rows * p.job.cols <= OFFSETS_MAX):
+        p.job.method = MATRICES
+        build_offsets(&p.job, offsets)
+        p.job.offsets = offsets
     if packed == UNPACK:
         p.job.dst = <char *>cnp.PyArray_DATA(mat)
     else:

@@ -10,6 +10,11 @@ cdef enum:
     # A span shorter than this is copied element by element: a memcpy call's
     # fixed cost is that of moving about this many bytes in a loop.
     SPAN_CALL_BYTES = 128
+    # Matrices of short rows (under SPAN_CALL_BYTES, copied element by element
+    # anyway) and of at most this many elements are walked through a table
+    # of their elements' offsets (MATRICES): no run, span or call a row. The
+    # table, 8 bytes an element, lives on the stack, within L1D.
+    OFFSETS_MAX = 2048
 
 
 cdef inline void copy_elems(elem_t *tag, char *d, Py_ssize_t ds, const char *s,
@@ -53,6 +58,9 @@ cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
         else:
             memcpy(m, p, (r1 - r0) * cols * w)
         return
+    if part == FILLED and mcol == w and mrow == cols * w:
+        fill_bytes(m, (r1 - r0) * cols * w, job.fill)  # (unpack's) in one run
+        return
     for i in range(r0, r1):
         row_span(part, job.a, job.b, cols, i, &lo, &hi)
         if pack:
@@ -87,6 +95,114 @@ cdef void packed_rows(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r
         packed_span(<any_width *>NULL, job, so, do, r0, r1, part)
 
 
+cdef void build_offsets(const Job *job, Py_ssize_t *off) noexcept nogil:
+    """job.offsets: each element's byte offset in its matrix (the matrix
+    side's strides), the kept ones first, row after row as packed, then the
+    others."""
+    cdef Py_ssize_t i, j, lo, hi, n = 0
+    cdef bint pack = job.packed == PACK
+    cdef Py_ssize_t mrow = job.src_row if pack else job.dst_row
+    cdef Py_ssize_t mcol = job.src_col if pack else job.dst_col
+    for i in range(job.rows):
+        row_span(CROSSED, job.a, job.b, job.cols, i, &lo, &hi)
+        for j in range(lo, hi):
+            off[n] = i * mrow + j * mcol
+            n += 1
+    for i in range(job.rows):
+        row_span(CROSSED, job.a, job.b, job.cols, i, &lo, &hi)
+        for j in range(job.cols):
+            if j < lo or j >= hi:
+                off[n] = i * mrow + j * mcol
+                n += 1
+
+
+cdef inline void offset_matrix(elem_t *tag, const char *s, char *d,
+                               const Py_ssize_t *off, Py_ssize_t kept,
+                               Py_ssize_t filled, Py_ssize_t pcol, Py_ssize_t w,
+                               bint pack, Fill fill) noexcept nogil:
+    """One matrix to (PACK) or from (UNPACK) its packed vector through the
+    offsets; `filled` offsets after the kept ones get the fill."""
+    cdef Py_ssize_t t
+    cdef elem_t v, f
+    if elem_t is any_width:
+        for t in range(kept):
+            if pack:
+                memcpy(d + t * pcol, s + off[t], w)
+            else:
+                memcpy(d + off[t], s + t * pcol, w)
+        for t in range(kept, kept + filled):
+            if fill.byte >= 0:
+                memset(d + off[t], fill.byte, w)
+            else:
+                memcpy(d + off[t], fill.elem, w)
+    elif pack:
+        for t in range(kept):
+            memcpy(&v, s + off[t], sizeof(elem_t))
+            memcpy(d + t * pcol, &v, sizeof(elem_t))
+    else:
+        for t in range(kept):
+            memcpy(&v, s + t * pcol, sizeof(elem_t))
+            memcpy(d + off[t], &v, sizeof(elem_t))
+        if filled:
+            if fill.byte >= 0:
+                memset(&f, fill.byte, sizeof(elem_t))
+            else:
+                memcpy(&f, fill.elem, sizeof(elem_t))
+            for t in range(kept, kept + filled):
+                memcpy(d + off[t], &f, sizeof(elem_t))
+
+
+cdef void offset_matrices(elem_t *tag, const Job *job, Py_ssize_t start,
+                          Py_ssize_t stop) noexcept nogil:
+    """Matrices [start, stop) to (PACK) or from (UNPACK) their packed vectors
+    through job.offsets; unpacked ones get the fill at the other offsets, in
+    one fill over them all where they are one contiguous run."""
+    cdef Py_ssize_t idx[MAX_BATCH_DIMS]
+    cdef Py_ssize_t so, do, n, size = job.matrix_bytes
+    cdef Py_ssize_t kept = kept_in(job.a, job.b, job.rows, job.cols)
+    cdef Py_ssize_t filled = 0
+    cdef bint pack = job.packed == PACK
+    cdef Py_ssize_t pcol = job.dst_col if pack else job.src_col
+    cdef const char *src = job.src
+    cdef char *dst = job.dst
+    cdef bint flat = job.ndim <= 1     # (after merging) one step a matrix
+    cdef Py_ssize_t s_step = job.src_step[0] if job.ndim else 0
+    cdef Py_ssize_t d_step = job.dst_step[0] if job.ndim else 0
+    batch_seek(job, start, idx, &so, &do)
+    if job.fill_rest and not pack:
+        if (flat and job.dst_col == job.width and job.dst_row == job.cols * job.width
+                and (d_step == size or stop - start == 1)):
+            fill_bytes(dst + do, (stop - start) * size, job.fill)
+        else:
+            filled = job.rows * job.cols - kept
+    for n in range(start, stop):
+        offset_matrix(tag, src + so, dst + do, job.offsets, kept, filled, pcol,
+                      job.width, pack, job.fill)
+        if flat:
+            so += s_step
+            do += d_step
+        else:
+            batch_next(job, idx, &so, &do)
+
+
+cdef void packed_matrices(const Job *job, Py_ssize_t start,
+                          Py_ssize_t stop) noexcept nogil:
+    """offset_matrices by the specialization for the element width."""
+    cdef Py_ssize_t w = job.width
+    if w == 8:
+        offset_matrices(<uint64_t *>NULL, job, start, stop)
+    elif w == 4:
+        offset_matrices(<uint32_t *>NULL, job, start, stop)
+    elif w == 2:
+        offset_matrices(<uint16_t *>NULL, job, start, stop)
+    elif w == 1:
+        offset_matrices(<uint8_t *>NULL, job, start, stop)
+    elif w == 16:
+        offset_matrices(<u128 *>NULL, job, start, stop)
+    else:
+        offset_matrices(<any_width *>NULL, job, start, stop)
+
+
 cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_strides,
                             cnp.ndarray vec, Py_ssize_t a, Py_ssize_t b) noexcept:
     """Fill the job for matrices of mat's shape (strides mat_strides) and the
@@ -103,6 +219,7 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
     job.a = a
     job.b = b
     job.mask = job.fill_mask = NULL
+    job.offsets = NULL
     job.xor = NULL
     job.stream = False
     job.method = STRIDED

@@ -99,6 +99,9 @@ cdef struct Job:
     const char *fill_mask
     Py_ssize_t matrix_bytes, block
     bint flat                  # MATRICES: the whole batch is one contiguous run
+    # MATRICES of a PACK or UNPACK job: each element's byte offset in its
+    # matrix, the kept ones first in packed order, then the others
+    const Py_ssize_t *offsets
 
 
 cdef inline Py_ssize_t clip(Py_ssize_t v, Py_ssize_t lo,

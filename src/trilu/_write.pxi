@@ -615,7 +615,9 @@ cdef void matrices_chunk(const Chunk *c) noexcept nogil:
 
 
 cdef void run_chunk(const Chunk *c) noexcept nogil:
-    if c.job.method == MATRICES:
+    if c.job.method == MATRICES and c.job.packed != UNPACKED:
+        packed_matrices(c.job, c.start, c.stop)
+    elif c.job.method == MATRICES:
         matrices_chunk(c)
     else:
         runs_chunk(c)
