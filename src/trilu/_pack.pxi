@@ -4,7 +4,8 @@
 # Row i's span [lo, hi) sits in the packed vector at kept_in(a, b, i, cols),
 # the elements rows [0, i) keep: any row's place is known at once, so threads
 # split the rows of the batch as for a band, and a run of whole rows whose
-# two sides are contiguous is one memcpy.
+# two sides are contiguous is one memcpy. Small matrices of short rows go
+# whole instead (MATRICES), through a table of their elements' offsets.
 
 cdef enum:
     # A span shorter than this is copied element by element: a memcpy call's
