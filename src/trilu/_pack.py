@@ -33,8 +33,7 @@ def _array(x: Any, name: str) -> np.ndarray:
 
 def _band(k: Any, upper: Any) -> tuple[int | None, int | None]:
     """The band (lo, hi) of triu(k) (upper) or tril(k)."""
-    if type(k) is not int:
-        k = _validate.numpy_k(k)
+    k = _validate.numpy_k(k)
     if _validate.flag(upper, "upper"):
         return k, None
     return None, k

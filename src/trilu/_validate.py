@@ -22,6 +22,8 @@ _ndarray = np.ndarray
 
 def numpy_k(k: Any, name: str = "k") -> int:
     """numpy's k: anything integral, int-like or a 0-d array; never 1.5."""
+    if type(k) is int:  # the common case, first
+        return k
     if isinstance(k, _ndarray):
         if k.ndim != 0:
             raise TypeError(
