@@ -385,6 +385,10 @@ LARGE = {
     "float32-transposed": (np.float32, (900, 1200), "transposed"),
     "int8-neg_cols": (np.int8, (2000, 1500), "neg_cols"),
     "complex128-batch": (np.complex128, (3, 300, 310), "neg_rows"),
+    # tiny matrices, whole through the table of offsets: one batch run, and
+    # a batch of two steps
+    "float64-tiny": (np.float64, (40000, 4, 4), "C"),
+    "int16-tiny-batch_step": (np.int16, (300, 100, 3, 5), "batch_step"),
 }
 
 
@@ -397,7 +401,7 @@ def test_large(case: tuple[Any, tuple[int, ...], str], threads: int, rng) -> Non
     x = layout(name, dtype, shape, rng)
     rows, cols = shape[-2:]
     fill = fills(dtype)[0]
-    for k, upper in [(0, True), (-5, False), (300, True)]:
+    for k, upper in [(0, True), (-1, False), (-5, False), (300, True)]:
         exp = pack_oracle(x, k, upper)
         got = trilu.pack(x, k, upper=upper)
         assert_same(got, exp)
