@@ -59,6 +59,24 @@ except ModuleNotFoundError:  # its dtypes are left out of the tables below
 STRING: Any = getattr(np.dtypes, "StringDType", None)  # numpy >= 2.0
 STRING = STRING() if STRING is not None else None
 
+# --- trilu's memory handlers ---------------------------------------------------------
+
+# Built on Linux, and on unless TRILU_RECYCLE=0 was set at import (nox -s
+# sanitize runs the suite both ways).
+HANDLERS = (
+    sys.platform.startswith("linux")
+    and os.environ.get("TRILU_RECYCLE", "").strip() != "0"
+)
+
+
+def allocation_name(name: str) -> str:
+    """The allocation explain() reports for `name` as things are: without the
+    handlers, zero pages come from numpy's calloc, recycled blocks from malloc."""
+    if HANDLERS:
+        return name
+    return {"zero_pages": "calloc", "recycled": "malloc"}.get(name, name)
+
+
 # --- dtypes ---------------------------------------------------------------------------
 
 STRUCT_PLAIN = np.dtype([("a", "<i2"), ("b", ">f8"), ("c", "S3")])

@@ -16,35 +16,17 @@ from __future__ import annotations
 
 import functools
 import gc
-import os
-import sys
 from functools import partial
 from typing import Any
 
 import numpy as np
 import pytest
-from _cases import assert_same, func, numpy_oracle
+from _cases import HANDLERS, allocation_name, assert_same, func, numpy_oracle
 
 import trilu
 from trilu import _kernel
 
 MIB = 1 << 20
-# trilu's memory handlers are built on Linux, and on unless TRILU_RECYCLE=0
-# was set at import (nox -s sanitize runs the suite both ways).
-HANDLERS = (
-    sys.platform.startswith("linux")
-    and os.environ.get("TRILU_RECYCLE", "").strip() != "0"
-)
-# Without them: zero pages come from numpy's calloc, the rest from malloc.
-WITHOUT_HANDLERS = {"zero_pages": "calloc", "recycled": "malloc"}
-
-
-@pytest.fixture(params=[1, 4], ids=["1-thread", "4-threads"])
-def threads(request: pytest.FixtureRequest) -> Any:
-    before = trilu.get_num_threads()
-    trilu.set_num_threads(request.param)
-    yield request.param
-    trilu.set_num_threads(before)
 
 
 @functools.lru_cache(maxsize=8)
@@ -231,10 +213,8 @@ def test_allocation_choice(name: str) -> None:
     """Each allocation, chosen by cost, gives numpy's result in every mode."""
     shape, dtype, k, upper, expected = ALLOCATIONS[name]
     x = nonzero_bytes(dtype, shape)
-    if not HANDLERS:
-        expected = WITHOUT_HANDLERS.get(expected, expected)
     plan = _kernel.explain(x, k, upper)
-    assert plan["allocation"] == expected
+    assert plan["allocation"] == allocation_name(expected)
     every_mode(x, k, upper)
     every_mode(np.asfortranarray(x), k, upper)
 

@@ -42,14 +42,6 @@ def inputs(dtype: str, rows: int, cols: int, rng) -> dict[str, np.ndarray]:
     }
 
 
-@pytest.fixture(params=[1, 4], ids=["1thread", "4threads"])
-def threads(request):
-    before = trilu.get_num_threads()
-    trilu.set_num_threads(request.param)
-    yield request.param
-    trilu.set_num_threads(before)
-
-
 @pytest.mark.parametrize(("dtype", "rows", "cols"), SIZES, ids=[s[0] for s in SIZES])
 def test_tiled(dtype: str, rows: int, cols: int, threads: int) -> None:
     assert trilu.get_num_threads() == threads
