@@ -1,5 +1,7 @@
 import numpy as np
 
+STREAMING: bool
+
 def band(
     src: np.ndarray,
     dst: np.ndarray | None,

@@ -41,8 +41,7 @@ cdef enum Method:              # how the crossed rows are written
     STRIDED         # any strides: element by element
     TILED           # dst rows contiguous, src down its columns: by tiles
     BAND_MASK       # contiguous short rows: dst = src & keep | fill-mask
-    MATRICES        # tiny contiguous matrices, whole: the same, whole (pack
-                    # and unpack: small ones through a table of offsets)
+    MATRICES        # tiny matrices whole: ANDed, or (pack) through offsets
 
 cdef enum Packed:              # which side of the job is a packed vector
     UNPACKED        # neither: matrices to matrices

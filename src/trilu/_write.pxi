@@ -39,6 +39,10 @@ cdef bint _and_avx2 = (trilu_avx2_usable()
                        and os.environ.get("TRILU_AVX2", "").strip() != "0")
 
 
+# Whether large results are written with streaming stores: built where SSE2 is
+STREAMING = bool(TRILU_STREAM)
+
+
 def _mask_loop():
     """Which loop ANDs the keep-mask: "avx2" or "portable"."""
     return "avx2" if _and_avx2 else "portable"
