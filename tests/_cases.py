@@ -32,6 +32,10 @@ import trilu
 
 # --- subprocesses ---------------------------------------------------------------------
 
+# A guard against a hang, not a speed limit: under qemu-user (nox -s emulated)
+# a fresh interpreter takes minutes to load numpy and ml_dtypes.
+TIMEOUT = 900
+
 
 def run_python(code: str, **env: str | None) -> subprocess.CompletedProcess[str]:
     """Run code (dedented) in a fresh interpreter; env sets variables over this
@@ -47,7 +51,7 @@ def run_python(code: str, **env: str | None) -> subprocess.CompletedProcess[str]
         env=environ,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=TIMEOUT,
         check=False,
     )
 

@@ -26,6 +26,7 @@ import pytest
 from _cases import (
     ALL_DTYPES,
     STRING,
+    TIMEOUT,
     Token,
     assert_same,
     make,
@@ -1109,7 +1110,7 @@ def _array_expressions_unavailable() -> str | None:
         [sys.executable, "-c", _EXPR_PROBE],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=TIMEOUT,
         check=True,
     )
     made = proc.stdout.strip()

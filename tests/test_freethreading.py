@@ -13,6 +13,7 @@ import sys
 import sysconfig
 
 import pytest
+from _cases import TIMEOUT
 
 pytestmark = pytest.mark.skipif(
     not sysconfig.get_config_var("Py_GIL_DISABLED"),
@@ -29,7 +30,7 @@ def test_import_leaves_the_gil_off() -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=TIMEOUT,
         check=False,
     )
     assert (proc.returncode, proc.stdout.strip()) == (0, "False"), proc.stderr

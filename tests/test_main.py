@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 import pytest
-from _cases import run_python
+from _cases import TIMEOUT, run_python
 
 import trilu
 
@@ -151,7 +151,7 @@ def test_closed_pipe_ends_quietly(args: list[str], status: set[int]) -> None:
             stdout=write,
             stderr=subprocess.PIPE,
             text=True,
-            timeout=120,
+            timeout=TIMEOUT,
             check=False,
         )
     finally:
@@ -169,7 +169,7 @@ def test_head_of_a_pipe() -> None:
         shell=True,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=TIMEOUT,
         check=False,
     )
     assert proc.returncode == 0
