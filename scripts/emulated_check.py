@@ -8,7 +8,7 @@
    (binfmt_misc): s390x (big-endian) on sid, whose pool is complete for s390x
    (Python 3.14, numpy 2.4, Cython 3.1); arm64 on trixie (Python 3.13, numpy
    2.2). Debian's own packages give Python, numpy, the compiler, pytest,
-   hypothesis, dask, scipy and matplotlib.
+   hypothesis, pytest-xdist, dask, scipy and matplotlib.
 2. What Debian lacks, or has older than the ``test`` extra's floors (trixie's
    onnx 1.17, mypy 1.15, threadpoolctl 3.1 and Cython 3.0), comes from PyPI
    as wheels for that architecture, downloaded on the host (``pip download
@@ -19,7 +19,8 @@
    test dependency with no wheel and no Debian package is left out, and its
    tests skip.
 3. trilu is built inside the chroot from a copy of this checkout and the
-   whole suite runs there; pytest's summary line is printed at the end.
+   whole suite runs there, a pytest-xdist worker a core; pytest's summary
+   line is printed at the end.
 
 Needs root (debootstrap, chroot, mounts) and, the first time, network access
 to deb.debian.org and PyPI. 1.3 GB of disk (s390x), 1.2 GB (arm64).
@@ -53,6 +54,7 @@ COMMON = [
     "python3", "python3-dev", "python3-venv", "python3-pip", "gcc", "libc6-dev",
     "python3-numpy", "python3-setuptools", "python3-pytest", "python3-hypothesis",
     "python3-dask", "python3-distributed", "python3-scipy", "python3-matplotlib",
+    "python3-pytest-xdist",
 ]  # fmt: skip
 TARGETS = {
     "s390x": {
@@ -177,7 +179,9 @@ def main() -> None:
     if len(sys.argv) < 2 or sys.argv[1] not in TARGETS:
         sys.exit(__doc__)
     arch, target = sys.argv[1], TARGETS[sys.argv[1]]
-    pytest_args = [*target["pytest"], *sys.argv[2:]]
+    # A pytest worker a core: qemu-user runs each process on one core.
+    workers = ["-n", str(os.cpu_count() or 1)]
+    pytest_args = [*workers, *target["pytest"], *sys.argv[2:]]
     if os.geteuid() != 0:
         sys.exit("needs root: debootstrap, chroot and mounts")
     apt_install(
