@@ -468,9 +468,11 @@ def test_hypothesis(
 
 
 def test_swapped_input_gives_native_result(rng) -> None:
-    """A byte-swapped input gives numpy's native-order result (as np.where)."""
-    for name in (">f8", ">c16", ">i2"):
-        x = make(ALL_DTYPES[name], (3, 3), rng)
+    """A byte-swapped input gives numpy's native-order result (as np.where),
+    on either kind of host."""
+    for name in ("float64", "complex128", "int16"):
+        native = np.dtype(name)
+        x = make(swapped(native), (3, 3), rng)
         got = trilu.mirror(x, conj=True)
-        assert got.dtype == swapped(x.dtype)
+        assert got.dtype == native
         assert_same(got, mirror_oracle(x, True, True))
