@@ -216,8 +216,11 @@ def _collection(x: Any, dsk: dict[Key, Any], name: str, meta: Any, chunks: Any) 
     """The dask array of graph dsk (keys named name) on top of x's graph: an
     Array, or for x of dask's array expressions, their collection."""
     if not isinstance(x, Array):  # an array expression ("array.query-planning")
-        # Only there: the expression machinery is not loaded unless enabled.
-        from dask.array._array_expr._collection import from_graph  # noqa: PLC0415
+        # Only there: the expression machinery is not loaded unless enabled
+        # (and dask releases without it have no such module for mypy).
+        from dask.array._array_expr._collection import (  # type: ignore[import-not-found,unused-ignore]  # noqa: PLC0415
+            from_graph,
+        )
 
         layer = {**x.__dask_graph__(), **dsk}
         prefix = name.rpartition("-")[0]
