@@ -282,8 +282,10 @@ def test_zero_pages_without_mmap_are_zeroed() -> None:
             vm = next(int(l.split()[1]) for l in status if l.startswith("VmSize"))
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         resource.setrlimit(resource.RLIMIT_AS, ((vm << 10) + (2 << 20), hard))
-        try:  # the premise: mmap fails (not under qemu-user, whose VmSize is
-            mmap.mmap(-1, 8 << 20).close()  # the guest's, its limit the host's)
+        # the premise, mmap failing, does not hold under qemu-user (its VmSize
+        # is the guest's, its limit the host's)
+        try:
+            mmap.mmap(-1, 8 << 20).close()
         except OSError:
             got = trilu.triu(x, k)
         else:
