@@ -351,7 +351,8 @@ def run_case(case: Case, rounds: int, min_sample: float) -> list[dict[str, Any]]
     ours = trilu.triu if case.upper else trilu.tril
     theirs = np.triu if case.upper else np.tril
     out = np.empty_like(x)
-    kept = case.kept_fraction()
+    base = _identity(case, case.view) | {"result_bytes": x.nbytes}
+    kept = base["kept_fraction"]
     fresh: dict[str, Fn | None] = {
         "trilu": functools.partial(ours, x, case.k),
         "numpy": functools.partial(theirs, x, case.k),
@@ -363,7 +364,6 @@ def run_case(case: Case, rounds: int, min_sample: float) -> list[dict[str, Any]]
         "trilu": lambda: ours(x, case.k, out=out),
         "copyto": lambda: np.copyto(out, x),
     }
-    base = _identity(case, case.view) | {"result_bytes": x.nbytes}
     keep: dict[str, Fn | None] = {
         "trilu": functools.partial(ours, x, case.k, order="K"),
         "numpy": fresh["numpy"],

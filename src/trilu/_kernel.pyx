@@ -369,12 +369,7 @@ cdef cnp.ndarray packed_of(cnp.ndarray mat, cnp.ndarray vec, Packed packed,
     p.job.rest_untouched = False
     if cnp.PyArray_SIZE(mat) == 0 or cnp.PyArray_ITEMSIZE(vec) == 0:
         return mat if packed == UNPACK else vec
-    p.nb = plan_packed(&p.job, mat, cnp.PyArray_STRIDES(mat), vec, a, b)
-    if (p.job.cols * p.job.width < SPAN_CALL_BYTES
-            and p.job.rows * p.job.cols <= OFFSETS_MAX):
-        p.job.method = MATRICES
-        build_offsets(&p.job, offsets)
-        p.job.offsets = offsets
+    p.nb = plan_packed(&p.job, mat, cnp.PyArray_STRIDES(mat), vec, a, b, offsets)
     if packed == UNPACK:
         p.job.dst = <char *>cnp.PyArray_DATA(mat)
     else:

@@ -205,11 +205,13 @@ cdef void packed_matrices(const Job *job, Py_ssize_t start,
 
 
 cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_strides,
-                            cnp.ndarray vec, Py_ssize_t a, Py_ssize_t b) noexcept:
+                            cnp.ndarray vec, Py_ssize_t a, Py_ssize_t b,
+                            Py_ssize_t *offsets) noexcept:
     """Fill the job for matrices of mat's shape (strides mat_strides) and the
     packed vectors vec (the band clamped, the fill and job.packed set): rows
-    walked as they are (the packed order is the matrices' row order); return
-    the number of matrices."""
+    walked as they are (the packed order is the matrices' row order), or
+    small matrices of short rows whole through `offsets` (OFFSETS_MAX of
+    them); return the number of matrices."""
     cdef int d, nd = cnp.PyArray_NDIM(mat)
     cdef Py_ssize_t nb = 1
     cdef const cnp.npy_intp *vs = cnp.PyArray_STRIDES(vec)
@@ -241,6 +243,10 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
         job.src_row = 0
         plan_batch(job, nd - 2, cnp.PyArray_DIMS(mat), vs, mat_strides)
     runs_of(job.rows, job.cols, job.a, job.b, job.edge)
+    if job.cols * job.width < SPAN_CALL_BYTES and job.rows * job.cols <= OFFSETS_MAX:
+        job.method = MATRICES
+        build_offsets(job, offsets)
+        job.offsets = offsets
     for d in range(job.ndim):
         nb *= job.shape[d]
     return nb
