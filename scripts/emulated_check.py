@@ -84,7 +84,12 @@ TARGETS = {
         "platforms": ["manylinux2014_aarch64", "manylinux_2_28_aarch64"],
         "debian": COMMON,
         # Older in trixie than the build and test floors: from PyPI, at those.
-        "pypi": requirements("Cython", "onnx", "ml_dtypes", "mypy", "threadpoolctl"),
+        # ml_dtypes below 0.7, whose module initialisation takes minutes under
+        # qemu-aarch64 (0.6's, seconds): every fresh interpreter loads it.
+        "pypi": [
+            *requirements("Cython", "onnx", "mypy", "threadpoolctl"),
+            requirements("ml_dtypes")[0] + ",<0.7",
+        ],
         "pytest": [],
     },
 }
