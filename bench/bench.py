@@ -135,7 +135,7 @@ def _other_threads_cpu() -> int:
 
 def settle() -> None:
     """Let the peers' thread pools go idle before the next sample: their idle
-    threads spin for a while after each call (onnxruntime's for ~50 ms here),
+    threads spin for a while after each call (onnxruntime's the longest),
     taking the cores another implementation's threads would use. Waits until
     no other thread used CPU in 20 ms, for at most 0.3 s (Linux; elsewhere a
     fixed 10 ms)."""
@@ -154,8 +154,7 @@ def settle() -> None:
 
 def warm_up(fn: Fn, seconds: float = 0.02) -> None:
     """Untimed calls for 20 ms: after an idle pause the cores wake and ramp
-    up, and the first calls of anything run 2-5x slower for 5-8 ms here (a
-    100000x3x3 triu, a 16 MiB x.copy() or np.copyto), which is not the
+    up their clocks, so the first calls of anything run slower than the
     per-call cost."""
     end = time.perf_counter() + seconds
     fn()

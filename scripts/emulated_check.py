@@ -77,6 +77,7 @@ TARGETS = {
             "-W",
             "ignore:datetime.datetime.utcfromtimestamp:DeprecationWarning",
         ],
+        "cpu": None,  # qemu's default
     },
     "arm64": {
         "suite": "trixie",
@@ -84,13 +85,15 @@ TARGETS = {
         "platforms": ["manylinux2014_aarch64", "manylinux_2_28_aarch64"],
         "debian": COMMON,
         # Older in trixie than the build and test floors: from PyPI, at those.
-        # ml_dtypes below 0.7, whose module initialisation takes minutes under
-        # qemu-aarch64 (0.6's, seconds): every fresh interpreter loads it.
-        "pypi": [
-            *requirements("Cython", "onnx", "mypy", "threadpoolctl"),
-            requirements("ml_dtypes")[0] + ",<0.7",
-        ],
+        "pypi": requirements("Cython", "onnx", "ml_dtypes", "mypy", "threadpoolctl"),
         "pytest": [],
+        # qemu's default arm64 CPU signs and checks return addresses with
+        # QARMA (FEAT_PAuth), which it emulates in software, and Debian builds
+        # everything with branch protection: each call pays it, and Python
+        # code runs an order of magnitude slower. Without PAuth those
+        # instructions are hints that do nothing, as on an Armv8.0 core; every
+        # other feature stays.
+        "cpu": "max,pauth=off",
     },
 }
 CHROOT_ENV = {
@@ -106,7 +109,7 @@ def in_chroot(root: Path, script: str) -> list[Any]:
     return ["chroot", root, "/bin/sh", "-ec", script]
 
 
-def make_chroot(arch: str, target: dict) -> Path:
+def make_chroot(arch: str, target: dict, env: dict[str, str]) -> Path:
     """The chroot with Debian's packages installed, made once and cached."""
     root = CACHE / f"chroot-{arch}-{target['suite']}"
     done = root / ".trilu-packages"
@@ -124,7 +127,7 @@ def make_chroot(arch: str, target: dict) -> Path:
                  "--variant=minbase", target["suite"], root, MIRROR])  # fmt: skip
         # configure the packages: runs the target's binaries under qemu
         run(["nice", "-n", "19", "chroot", root, "/debootstrap/debootstrap",
-             "--second-stage"])  # fmt: skip
+             "--second-stage"], env=env)  # fmt: skip
     resolv = root / "etc" / "resolv.conf"  # apt inside reaches the mirror
     resolv.unlink(missing_ok=True)
     shutil.copy("/etc/resolv.conf", resolv)
@@ -138,7 +141,7 @@ def make_chroot(arch: str, target: dict) -> Path:
             in_chroot(root, "apt-get update -q\n"
                       f"nice -n 19 apt-get install -y -q --no-install-recommends {wanted}\n"
                       "apt-get clean"),
-            env=CHROOT_ENV,
+            env=env,
         )  # fmt: skip
     done.write_text(wanted)
     return root
@@ -197,12 +200,13 @@ def main() -> None:
         run(["mount", "-t", "binfmt_misc", "binfmt_misc", binfmt])
     run(["update-binfmts", "--enable", target["qemu"]], check=False)
     started = time.monotonic()
-    root = make_chroot(arch, target)
+    env = {**CHROOT_ENV, **({"QEMU_CPU": target["cpu"]} if target["cpu"] else {})}
+    root = make_chroot(arch, target, env)
     version = run(
         in_chroot(
             root, "python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'"
         ),
-        env=CHROOT_ENV,
+        env=env,
         capture_output=True,
     ).stdout.strip()
     wheels = shlex.join(download_wheels(arch, target, version, root / "wheels"))
@@ -215,20 +219,20 @@ def main() -> None:
                    if wheels else "")
                 + "cd /src/trilu && nice -n 19 /venv/bin/pip install -q --no-deps"
                 " --no-build-isolation --no-index ."),
-            env=CHROOT_ENV,
+            env=env,
         )  # fmt: skip
         info = run(
             in_chroot(root, "cd / && /venv/bin/python -c 'import sys, platform, numpy; "
                       "print(platform.machine(), sys.byteorder, sys.version.split()[0], "
                       '"numpy", numpy.__version__)\''),
-            env=CHROOT_ENV,
+            env=env,
             capture_output=True,
         ).stdout.strip()  # fmt: skip
         status, summary = run_logged(
             in_chroot(root, "cd /src/trilu && nice -n 19 /venv/bin/python -m pytest "
                       f"-p no:cacheprovider {shlex.join(pytest_args)}"),
             CACHE / f"emulated-{arch}.log",
-            env=CHROOT_ENV,
+            env=env,
         )  # fmt: skip
     total = time.monotonic() - started
     finish([(f"{arch} ({info})", status == 0, f"{summary}; session {total:.0f} s")])

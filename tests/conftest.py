@@ -62,6 +62,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     # some 200,000 objects) nor by the automatic full collections.
     gc.collect()
     gc.freeze()
+    # A pytest-xdist worker collects every test but runs a share it does not
+    # know yet, so each worker would start every run: there each test starts
+    # its own, while the other workers go on.
+    if hasattr(session.config, "workerinput"):
+        return
     selected: dict[Any, set[str]] = {}
     for item in session.items:
         module = getattr(item, "module", None)

@@ -25,6 +25,7 @@ from importlib.resources import files
 from pathlib import Path
 
 import pytest
+from _cases import TIMEOUT
 
 import trilu
 from trilu import _kernel
@@ -43,12 +44,10 @@ trilu.onnx.exc
 # --- the two mypy runs ----------------------------------------------------------
 # Each takes 10-30 s of one CPU (mypy reads numpy's, dask's and distributed's
 # code too), most of it waiting in a subprocess: tests/conftest.py calls
-# start_early once the tests are collected, so the selected runs go on beside
-# the other tests, and each test waits for its own (one not started yet is
-# started then). The commands, and what is asserted of their output, are the
-# same either way.
-
-TIMEOUT = 600  # seconds from the start of a run, as subprocess.run's timeout
+# start_early once the tests are collected (not in a pytest-xdist worker), so
+# the selected runs go on beside the other tests, and each test waits for its
+# own (one not started yet is started then). The commands, and what is
+# asserted of their output, are the same either way.
 
 
 def _stubtest_command(cwd: Path) -> list[str]:
