@@ -7,7 +7,8 @@
    ``~/.cache/trilu-nox/chroot-ARCH-SUITE`` and run through qemu-user-static
    (binfmt_misc): s390x (big-endian) on sid, whose pool is complete for s390x
    (Python 3.14, numpy 2.4, Cython 3.1); arm64 on trixie (Python 3.13, numpy
-   2.2). Debian's own packages give Python, numpy, the compiler, pytest,
+   2.2), on qemu's ``max`` CPU less pointer authentication (``TARGETS``
+   says why). Debian's own packages give Python, numpy, the compiler, pytest,
    hypothesis, pytest-xdist, dask, scipy and matplotlib.
 2. What Debian lacks, or has older than the ``test`` extra's floors (trixie's
    onnx 1.17, mypy 1.15, threadpoolctl 3.1 and Cython 3.0), comes from PyPI
