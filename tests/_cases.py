@@ -32,8 +32,8 @@ import trilu
 
 # --- subprocesses ---------------------------------------------------------------------
 
-# A guard against a hang, not a speed limit: under qemu-user (nox -s emulated)
-# a fresh interpreter takes minutes to load numpy and ml_dtypes.
+# Seconds a subprocess may take (a fresh interpreter, a mypy run): a guard
+# against a hang, not a speed limit, ample under qemu-user (nox -s emulated).
 TIMEOUT = 900
 
 

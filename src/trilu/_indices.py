@@ -41,9 +41,9 @@ def _memory() -> int:
         return 1 << 40
 
 
-# numpy's n x m bool mask (and its np.arange vectors of n and m) cannot be allocated
-# beyond the machine's memory: numpy raises MemoryError there, or ValueError
-# past the largest array, so numpy itself answers such sizes.
+# numpy's n x m bool mask (and its np.arange vectors of n and m) cannot be
+# allocated beyond the machine's memory: numpy raises MemoryError there, or
+# ValueError past the largest array, so numpy itself answers such sizes.
 _MEMORY = _memory()
 
 
