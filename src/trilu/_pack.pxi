@@ -132,10 +132,7 @@ cdef inline void offset_matrix(elem_t *tag, const char *s, char *d,
             else:
                 memcpy(d + off[t], s + t * pcol, w)
         for t in range(kept, kept + filled):
-            if fill.byte >= 0:
-                memset(d + off[t], fill.byte, w)
-            else:
-                memcpy(d + off[t], fill.elem, w)
+            fill_elem(d + off[t], w, fill)
     elif pack:
         for t in range(kept):
             memcpy(&v, s + off[t], sizeof(elem_t))
@@ -145,10 +142,7 @@ cdef inline void offset_matrix(elem_t *tag, const char *s, char *d,
             memcpy(&v, s + t * pcol, sizeof(elem_t))
             memcpy(d + off[t], &v, sizeof(elem_t))
         if filled:
-            if fill.byte >= 0:
-                memset(&f, fill.byte, sizeof(elem_t))
-            else:
-                memcpy(&f, fill.elem, sizeof(elem_t))
+            fill_elem(<char *>&f, sizeof(elem_t), fill)
             for t in range(kept, kept + filled):
                 memcpy(d + off[t], &f, sizeof(elem_t))
 

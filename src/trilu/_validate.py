@@ -22,7 +22,9 @@ _ndarray = np.ndarray
 
 def numpy_k(k: Any, name: str = "k") -> int:
     """numpy's k: anything integral, int-like or a 0-d array; never 1.5."""
-    if type(k) is int:  # the common case, first
+    # The common case first; triu, tril and band test it before the call,
+    # which saves the call on their hot path.
+    if type(k) is int:
         return k
     if isinstance(k, _ndarray):
         if k.ndim != 0:

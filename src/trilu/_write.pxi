@@ -144,6 +144,14 @@ cdef inline void fill_bytes(char *d, Py_ssize_t n, Fill f) noexcept nogil:
     memcpy(d, f.pattern, n)
 
 
+cdef inline void fill_elem(char *d, Py_ssize_t w, Fill f) noexcept nogil:
+    """The one element of w bytes at d gets the fill."""
+    if f.byte >= 0:
+        memset(d, f.byte, w)
+    else:
+        memcpy(d, f.elem, w)
+
+
 cdef inline void fill_run(elem_t *tag, char *d, Py_ssize_t ds, Py_ssize_t w,
                           Py_ssize_t count, Fill f) noexcept nogil:
     """count elements from d, ds bytes apart, get the fill: at once where they
@@ -156,15 +164,9 @@ cdef inline void fill_run(elem_t *tag, char *d, Py_ssize_t ds, Py_ssize_t w,
         fill_bytes(d, count * w, f)
     elif elem_t is any_width:
         for j in range(count):
-            if f.byte >= 0:
-                memset(d + j * ds, f.byte, w)
-            else:
-                memcpy(d + j * ds, f.elem, w)
+            fill_elem(d + j * ds, w, f)
     else:
-        if f.byte >= 0:
-            memset(&v, f.byte, sizeof(elem_t))
-        else:
-            memcpy(&v, f.elem, sizeof(elem_t))
+        fill_elem(<char *>&v, sizeof(elem_t), f)
         for j in range(count):
             memcpy(d + j * ds, &v, sizeof(elem_t))
 
