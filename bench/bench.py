@@ -25,7 +25,7 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -201,6 +201,14 @@ def ratio(samples: Samples, peer: str, ours: str = "trilu") -> float | None:
         return None
     pairs = zip(samples[peer], samples[ours], strict=True)
     return statistics.median(p / o for p, o in pairs)
+
+
+def summary(samples: Samples, peers: Iterable[str]) -> dict[str, Any]:
+    """A results record's times: trilu's median and each peer's ratio."""
+    return {
+        "trilu_s": median(samples, "trilu"),
+        "ratios": {peer: ratio(samples, peer) for peer in peers},
+    }
 
 
 def fmt_time(seconds: float) -> str:
@@ -412,8 +420,7 @@ def record(
         "layout": case.layout,
         "result_bytes": int(np.prod(case.shape)) * itemsize,
         "kept_fraction": round(kept_fraction(case), 6),
-        "trilu_s": median(times, "trilu"),
-        "ratios": {peer: ratio(times, peer) for peer in peers},
+        **summary(times, peers),
     }
 
 

@@ -36,6 +36,7 @@ from bench import (
     measure,
     median,
     ratio,
+    summary,
     write_json,
 )
 
@@ -113,8 +114,7 @@ def main() -> None:
                 "layout": "C",
                 "result_bytes": nbytes(result),
                 "kept_fraction": None,
-                "trilu_s": median(times, "trilu"),
-                "ratios": {"numpy": ratio(times, "numpy")},
+                **summary(times, ["numpy"]),
                 "peak_ratio": peaks,
             }
         )

@@ -66,7 +66,7 @@ import trilu
 sys.path.insert(0, str(Path(__file__).parent))
 from report import SWEEP_COLUMNS, TOOLKIT_COLUMNS
 
-from bench import cpu_name, fmt_time, machine, measure, median, ratio
+from bench import cpu_name, fmt_time, machine, measure, summary
 
 MIB = 1 << 20
 DTYPES = ["int8", "bool", "int16", "float16", "int32", "float32", "int64",
@@ -339,9 +339,7 @@ def _identity(case: Case | ToolCase, layout: str) -> dict[str, Any]:
 
 def _timed(fns: dict[str, Fn | None], rounds: int, min_sample: float) -> dict[str, Any]:
     """trilu's median time and each peer's ratio to it (None: n/a)."""
-    times = measure(fns, rounds, min_sample)
-    ratios = {p: ratio(times, p) for p in fns if p != "trilu"}
-    return {"trilu_s": median(times, "trilu"), "ratios": ratios}
+    return summary(measure(fns, rounds, min_sample), [p for p in fns if p != "trilu"])
 
 
 def run_case(case: Case, rounds: int, min_sample: float) -> list[dict[str, Any]]:

@@ -78,7 +78,6 @@ TARGETS = {
             "-W",
             "ignore:datetime.datetime.utcfromtimestamp:DeprecationWarning",
         ],
-        "cpu": None,  # qemu's default
     },
     "arm64": {
         "suite": "trixie",
@@ -106,15 +105,22 @@ CHROOT_ENV = {
 }
 
 
+def chroot_env(target: dict) -> dict[str, str]:
+    """The environment of commands in the chroot, qemu's CPU included."""
+    cpu = target.get("cpu")
+    return {**CHROOT_ENV, **({"QEMU_CPU": cpu} if cpu else {})}
+
+
 def in_chroot(root: Path, script: str) -> list[Any]:
     return ["chroot", root, "/bin/sh", "-ec", script]
 
 
-def make_chroot(arch: str, target: dict, env: dict[str, str]) -> Path:
+def make_chroot(arch: str, target: dict) -> Path:
     """The chroot with Debian's packages installed, made once and cached."""
     root = CACHE / f"chroot-{arch}-{target['suite']}"
     done = root / ".trilu-packages"
     wanted = " ".join(target["debian"])
+    env = chroot_env(target)
     if done.exists() and done.read_text() == wanted:
         log(f"cached: {root}")
         return root
@@ -201,8 +207,8 @@ def main() -> None:
         run(["mount", "-t", "binfmt_misc", "binfmt_misc", binfmt])
     run(["update-binfmts", "--enable", target["qemu"]], check=False)
     started = time.monotonic()
-    env = {**CHROOT_ENV, **({"QEMU_CPU": target["cpu"]} if target["cpu"] else {})}
-    root = make_chroot(arch, target, env)
+    root = make_chroot(arch, target)
+    env = chroot_env(target)
     version = run(
         in_chroot(
             root, "python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'"

@@ -1106,13 +1106,8 @@ _EXPR_PROBE = (
 
 def _array_expressions_unavailable() -> str | None:
     """Why this dask has no array expressions, or None when it has them."""
-    proc = subprocess.run(
-        [sys.executable, "-c", _EXPR_PROBE],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=True,
-    )
+    proc = run_python(_EXPR_PROBE)
+    proc.check_returncode()
     made = proc.stdout.strip()
     if made.startswith("ImportError"):
         return f"array.query-planning needs what this dask lacks: {made}"
@@ -1150,4 +1145,6 @@ def test_array_expressions() -> None:
         "r = trilu.triu(x.rechunk((1, 3, 3)), 1)  # keys renamed when lowered\n"
         "assert np.array_equal(r.compute(), np.triu(a, 1))\n"
     )
-    subprocess.run([sys.executable, "-W", "error", "-c", code], check=True)
+    subprocess.run(
+        [sys.executable, "-W", "error", "-c", code], timeout=TIMEOUT, check=True
+    )

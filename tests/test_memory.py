@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-from _cases import assert_same, numpy_oracle, run_python
+from _cases import HANDLERS, assert_same, numpy_oracle, run_python
 
 import trilu
 
@@ -34,10 +34,7 @@ SIZES = {
     "32MiB-float64": np.float64,
     "64MiB-complex128": np.complex128,  # lazily freed
 }
-# Recycling is built on Linux, and on unless TRILU_RECYCLE=0 was set at import
-# (nox -s sanitize runs the suite both ways).
-BUILT = sys.platform.startswith("linux")
-RECYCLES = BUILT and os.environ.get("TRILU_RECYCLE", "").strip() != "0"
+BUILT = sys.platform.startswith("linux")  # the handlers, on unless TRILU_RECYCLE=0
 
 
 def address(a: np.ndarray) -> int:
@@ -46,7 +43,7 @@ def address(a: np.ndarray) -> int:
 
 def test_large_results_use_the_handler() -> None:
     """4 MiB and more: trilu's handler on Linux; below, numpy's default."""
-    expected = "trilu_recycle" if RECYCLES else "default_allocator"
+    expected = "trilu_recycle" if HANDLERS else "default_allocator"
     assert get_handler_name(trilu.triu(np.ones(SHAPE))) == expected
     assert get_handler_name(trilu.triu(np.ones((1024, 512)))) == expected
     assert get_handler_name(trilu.triu(np.ones((1023, 512)))) == "default_allocator"
@@ -68,7 +65,7 @@ def test_recycled_block_fully_rewritten(order: str, dtype: type) -> None:
     for upper, k in ((False, 3), (True, 700), (False, -300)):
         x = np.asarray(rng.random(SHAPE).astype(dtype), order=order)
         got = (trilu.triu if upper else trilu.tril)(x, k)
-        if RECYCLES:
+        if HANDLERS:
             assert address(got) == where
         expected = numpy_oracle(x, k, upper)
         assert_same(got, expected)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _cases import assert_same, run_python
+from _cases import HANDLERS, assert_same, run_python
 
 import trilu
 from trilu import _kernel
@@ -250,9 +250,7 @@ def test_threaded_product(out_name: str) -> None:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS and glibc's mallopt")
-@pytest.mark.skipif(
-    os.environ.get("TRILU_RECYCLE", "").strip() == "0", reason="no zero-pages handler"
-)
+@pytest.mark.skipif(not HANDLERS, reason="no zero-pages handler")
 @pytest.mark.skipif(
     "libasan" in os.environ.get("LD_PRELOAD", ""),
     reason="ASan's shadow memory cannot live within RLIMIT_AS of VmSize + 2 MiB",

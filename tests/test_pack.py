@@ -23,6 +23,7 @@ from _cases import (
     BIG_K,
     K_VALUES,
     LAYOUTS,
+    MEMORY_VARIANTS,
     OUT_MODES,
     as_native,
     assert_same,
@@ -173,7 +174,7 @@ def test_pack_out_overlapping_input(dtype: np.dtype, rng) -> None:
 # --- unpack: every dtype x vector layout x k --------------------------------------------
 
 VLAYOUTS = ["C", "step", "reversed", "F", "batch_step", "bcast_batch", "bcast_elem",
-            "readonly", "unaligned", "swapped"]  # fmt: skip
+            *MEMORY_VARIANTS]  # fmt: skip
 
 
 def vectors(name: str, dtype: Any, shape: tuple[int, ...], rng) -> np.ndarray | None:

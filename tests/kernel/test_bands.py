@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import gc
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -105,19 +104,6 @@ def test_bands(name: str, dtype: str) -> None:
     assert_same(func(upper)(x[::-1], k, out=out), want)
     y = x.copy()[::-1]
     assert_same(func(upper)(y, k, out=y), want)
-
-
-@pytest.mark.parametrize("ndim", [0, 1])
-def test_explain_needs_matrices(ndim: int) -> None:
-    """explain takes the kernel's one check of the dimensions, as a call does:
-    below two, a ValueError, not a plan read from dimensions it lacks."""
-    x = np.ones((3,) * ndim)
-    for explain in (
-        partial(_kernel.explain, x, 0, True),
-        partial(_kernel.explain_band, x, 0, 1),
-    ):
-        with pytest.raises(ValueError, match=f"2 or more dimensions, got {ndim}"):
-            explain()
 
 
 UNIFORM_K = {"all-kept": (True, -10**6), "all-zero": (True, 10**6),

@@ -307,8 +307,15 @@ def test_mask_loops_with_a_fill(value: str) -> None:
         assert proc.stdout.strip() == "portable"
 
 
-def test_band_needs_matrices() -> None:
-    with pytest.raises(ValueError, match="2 or more dimensions"):
-        _kernel.band(np.zeros(3), None, 0, None)
-    with pytest.raises(ValueError, match="2 or more dimensions"):
-        _kernel.explain_band(np.zeros(3), 0, None)
+@pytest.mark.parametrize("ndim", [0, 1])
+def test_needs_matrices(ndim: int) -> None:
+    """One check of the dimensions, for a call and for explain's plans alike:
+    below two, a ValueError, not a plan read from dimensions it lacks."""
+    x = np.zeros((3,) * ndim)
+    match = f"2 or more dimensions, got {ndim}"
+    with pytest.raises(ValueError, match=match):
+        _kernel.band(x, None, 0, None)
+    with pytest.raises(ValueError, match=match):
+        _kernel.explain_band(x, 0, None)
+    with pytest.raises(ValueError, match=match):
+        _kernel.explain(x, 0, True)
