@@ -11,10 +11,11 @@ from typing_extensions import assert_type
 
 import trilu
 
-# Whether dask is installed: the test runs mypy with --always-true DASK or
-# --always-false DASK, and without dask the lines under `if DASK:` are not
-# checked (nor is dask imported).
+# Whether dask and onnx are installed: the test runs mypy with --always-true
+# or --always-false DASK (ONNX), and without the package the lines under
+# `if DASK:` (`if ONNX:`) are not checked, nor is the package imported.
 DASK: bool
+ONNX: bool
 
 _ScalarT = TypeVar("_ScalarT", bound=np.generic)
 _Array2D: TypeAlias = np.ndarray[tuple[int, int], np.dtype[_ScalarT]]
@@ -124,6 +125,13 @@ assert_type(trilu.set_num_threads(2), None)
 assert_type(trilu.set_num_threads(), None)
 assert_type(trilu.use_in_numpy(), None)
 assert_type(trilu.restore_numpy(), None)
-assert_type(trilu.onnx.Trilu.op_domain, str)
 with trilu.patched():
     pass
+
+if ONNX:  # noqa: PYI002
+    import onnx
+
+    NODE: onnx.NodeProto
+
+    assert_type(trilu.onnx.Trilu.op_domain, str)
+    assert_type(trilu.onnx.Trilu(NODE, upper=0).to_python(["x"]), tuple[str, str])
