@@ -101,6 +101,11 @@ def _numpy_triangle(
     return _numpy_band(m, None, k, fill, out, order, "tril")
 
 
+# The public functions' types, as numpy's own for triu and tril
+# (numpy/lib/_twodim_base_impl.pyi): an array of a known scalar type gives an
+# array of that type, any other array-like NDArray[Any], and out= its own
+# type. First, another library's array gives its own kind (a dask array is
+# array-like too). tril, band, mirror, trilu, pack and unpack follow triu.
 @overload
 def triu(
     m: DaskArrayT,
@@ -138,7 +143,7 @@ def triu(
     out: None = None,
 ) -> NDArray[Any]: ...
 def triu(
-    m: ArrayLike,
+    m: ArrayLike | DaskArray,
     k: SupportsIndex = 0,
     *,
     fill: object = None,
@@ -269,7 +274,7 @@ def tril(
     out: None = None,
 ) -> NDArray[Any]: ...
 def tril(
-    m: ArrayLike,
+    m: ArrayLike | DaskArray,
     k: SupportsIndex = 0,
     *,
     fill: object = None,
@@ -388,7 +393,7 @@ def band(
     out: None = None,
 ) -> NDArray[Any]: ...
 def band(
-    m: ArrayLike,
+    m: ArrayLike | DaskArray,
     lo: SupportsIndex | None = None,
     hi: SupportsIndex | None = None,
     *,
@@ -497,7 +502,7 @@ def mirror(
     out: None = None,
 ) -> NDArray[Any]: ...
 def mirror(
-    m: ArrayLike,
+    m: ArrayLike | DaskArray,
     *,
     upper: bool | np.bool_ = True,
     conj: bool | np.bool_ = False,
@@ -606,7 +611,7 @@ def trilu(
     out: None = None,
 ) -> NDArray[Any]: ...
 def trilu(
-    input: ArrayLike,
+    input: ArrayLike | DaskArray,
     k: SupportsIndex = 0,
     upper: SupportsIndex | np.bool_ = True,
     *,

@@ -42,11 +42,12 @@ class HasShapeAndNDim(Protocol):
 
 
 class DaskArray(Protocol):
-    """A dask array (``dask.array.Array``, or the collection of dask's array
-    expressions): a dask collection that converts to numpy."""
+    """A dask array, ``dask.array.Array`` or the collection of dask's array
+    expressions: a dask collection with chunks."""
 
     def __dask_graph__(self) -> object: ...
-    def __array__(self) -> np.ndarray[Any, Any]: ...
+    @property
+    def chunks(self) -> object: ...
 
 
 DaskArrayT = TypeVar("DaskArrayT", bound=DaskArray)
