@@ -30,6 +30,7 @@ def _fresh_process() -> dict[str, list[str]]:
         trilu.trilu([[1, 2], [3, 4]])
         print(json.dumps({
             "modules": sorted({m.partition(".")[0] for m in sys.modules}),
+            "trilu": sorted(m for m in sys.modules if m.startswith("trilu.")),
             "finders": [type(f).__name__ for f in sys.meta_path],
         }))
         """
@@ -41,6 +42,12 @@ def _fresh_process() -> dict[str, list[str]]:
 @pytest.mark.parametrize("name", COMPANIONS)
 def test_import_trilu_does_not_import(name: str) -> None:
     assert name not in _fresh_process()["modules"]
+
+
+def test_the_types_are_for_type_checkers_only() -> None:
+    """The public functions' types (``trilu._typing``) are never imported:
+    their annotations are strings, read only by type checkers and help()."""
+    assert "trilu._typing" not in _fresh_process()["trilu"]
 
 
 def test_the_threadpoolctl_hook_is_one_finder_in_front() -> None:

@@ -6,11 +6,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from types import ModuleType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, SupportsIndex, overload
 
 import numpy as np
 
 from . import _kernel, _route, _validate
+
+if TYPE_CHECKING:
+    from numpy._typing import _ArrayLike
+    from numpy.typing import ArrayLike, NDArray
+
+    from ._typing import (
+        ArrayT,
+        DaskArray,
+        DaskArrayT,
+        Order,
+        ScalarT,
+        SupportsArrayFunc,
+    )
 
 _ndarray = np.ndarray
 
@@ -20,9 +33,9 @@ def foreign(
     name: str,
     out: Any,
     order: Any,
-    lazy: Callable[[ModuleType], Any] | None = None,
-    numpy: Callable[[], Any] | None = None,
-) -> Any:
+    lazy: Callable[[ModuleType], DaskArray] | None = None,
+    numpy: Callable[[], SupportsArrayFunc] | None = None,
+) -> DaskArray | SupportsArrayFunc | None:
     """x if it is another library's array: a dask array goes to
     ``lazy(trilu._dask)``, any other to ``numpy()`` (numpy's triu and tril,
     which hand it to its own code); where that is None, a TypeError names
@@ -53,7 +66,7 @@ def _numpy_band(
     out: np.ndarray | None,
     order: Any,
     name: str,
-) -> Any:
+) -> NDArray[Any] | DaskArray | SupportsArrayFunc:
     """triu, tril and band on numpy's inputs: arrays of other libraries
     handed on, array-likes converted, then the shared path."""
     if type(m) is not _ndarray:
@@ -79,7 +92,7 @@ def _numpy_band(
 
 def _numpy_triangle(
     m: Any, k: Any, upper: bool, fill: Any, out: np.ndarray | None, order: Any
-) -> Any:
+) -> NDArray[Any] | DaskArray | SupportsArrayFunc:
     """triu and tril: numpy's k, then the band (k, None) or (None, k)."""
     if type(k) is not int:
         k = _validate.numpy_k(k)
@@ -88,14 +101,55 @@ def _numpy_triangle(
     return _numpy_band(m, None, k, fill, out, order, "tril")
 
 
+# The public functions' types, as numpy's own for triu and tril
+# (numpy/lib/_twodim_base_impl.pyi): an array of a known scalar type gives an
+# array of that type, any other array-like NDArray[Any], and out= its own
+# type. First, another library's array gives its own kind (a dask array is
+# array-like too). tril, band, mirror, trilu, pack and unpack follow triu.
+@overload
 def triu(
-    m: Any,
-    k: Any = 0,
+    m: DaskArrayT,
+    k: SupportsIndex = 0,
     *,
-    fill: Any = None,
+    fill: object = None,
+    order: None = None,
+    out: None = None,
+) -> DaskArrayT: ...
+@overload
+def triu(
+    m: ArrayLike,
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: ArrayT,
+) -> ArrayT: ...
+@overload
+def triu(
+    m: _ArrayLike[ScalarT],
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[ScalarT]: ...
+@overload
+def triu(
+    m: ArrayLike,
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[Any]: ...
+def triu(
+    m: ArrayLike | DaskArray,
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: np.ndarray | None = None,
-) -> Any:
+    out: NDArray[Any] | None = None,
+) -> NDArray[Any] | DaskArray | SupportsArrayFunc:
     """Upper triangle of an array: ``numpy.triu``, bit for bit, with ``out=``.
 
     Elements below the k-th diagonal of the last two axes are zeroed
@@ -183,14 +237,50 @@ def triu(
     return _numpy_triangle(m, k, True, fill, out, order)
 
 
+@overload
 def tril(
-    m: Any,
-    k: Any = 0,
+    m: DaskArrayT,
+    k: SupportsIndex = 0,
     *,
-    fill: Any = None,
+    fill: object = None,
+    order: None = None,
+    out: None = None,
+) -> DaskArrayT: ...
+@overload
+def tril(
+    m: ArrayLike,
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: ArrayT,
+) -> ArrayT: ...
+@overload
+def tril(
+    m: _ArrayLike[ScalarT],
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[ScalarT]: ...
+@overload
+def tril(
+    m: ArrayLike,
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[Any]: ...
+def tril(
+    m: ArrayLike | DaskArray,
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: np.ndarray | None = None,
-) -> Any:
+    out: NDArray[Any] | None = None,
+) -> NDArray[Any] | DaskArray | SupportsArrayFunc:
     """Lower triangle of an array: ``numpy.tril``, bit for bit, with ``out=``.
 
     Elements above the k-th diagonal of the last two axes are zeroed
@@ -262,15 +352,55 @@ def tril(
     return _numpy_triangle(m, k, False, fill, out, order)
 
 
+@overload
 def band(
-    m: Any,
-    lo: Any = None,
-    hi: Any = None,
+    m: DaskArrayT,
+    lo: SupportsIndex | None = None,
+    hi: SupportsIndex | None = None,
     *,
-    fill: Any = None,
+    fill: object = None,
+    order: None = None,
+    out: None = None,
+) -> DaskArrayT: ...
+@overload
+def band(
+    m: ArrayLike,
+    lo: SupportsIndex | None = None,
+    hi: SupportsIndex | None = None,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: ArrayT,
+) -> ArrayT: ...
+@overload
+def band(
+    m: _ArrayLike[ScalarT],
+    lo: SupportsIndex | None = None,
+    hi: SupportsIndex | None = None,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[ScalarT]: ...
+@overload
+def band(
+    m: ArrayLike,
+    lo: SupportsIndex | None = None,
+    hi: SupportsIndex | None = None,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[Any]: ...
+def band(
+    m: ArrayLike | DaskArray,
+    lo: SupportsIndex | None = None,
+    hi: SupportsIndex | None = None,
+    *,
+    fill: object = None,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: np.ndarray | None = None,
-) -> Any:
+    out: NDArray[Any] | None = None,
+) -> NDArray[Any] | DaskArray | SupportsArrayFunc:
     """The diagonals between two offsets: element (i, j) of each matrix is
     kept where ``lo <= j - i <= hi``, the rest is zeroed (or `fill`).
 
@@ -335,14 +465,50 @@ def band(
     return _numpy_band(m, lo, hi, fill, out, order, "band")
 
 
+@overload
 def mirror(
-    m: Any,
+    m: DaskArrayT,
     *,
-    upper: bool = True,
-    conj: bool = False,
+    upper: bool | np.bool_ = True,
+    conj: bool | np.bool_ = False,
+    order: None = None,
+    out: None = None,
+) -> DaskArrayT: ...
+@overload
+def mirror(
+    m: ArrayLike,
+    *,
+    upper: bool | np.bool_ = True,
+    conj: bool | np.bool_ = False,
+    order: Order = None,
+    out: ArrayT,
+) -> ArrayT: ...
+@overload
+def mirror(
+    m: _ArrayLike[ScalarT],
+    *,
+    upper: bool | np.bool_ = True,
+    conj: bool | np.bool_ = False,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[ScalarT]: ...
+@overload
+def mirror(
+    m: ArrayLike,
+    *,
+    upper: bool | np.bool_ = True,
+    conj: bool | np.bool_ = False,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[Any]: ...
+def mirror(
+    m: ArrayLike | DaskArray,
+    *,
+    upper: bool | np.bool_ = True,
+    conj: bool | np.bool_ = False,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: np.ndarray | None = None,
-) -> Any:
+    out: NDArray[Any] | None = None,
+) -> NDArray[Any] | DaskArray | SupportsArrayFunc:
     """A symmetric (or Hermitian) matrix from one triangle: the triangle
     `upper` names, diagonal included, is kept as it is, and the other becomes
     its transpose (conjugated with `conj`).
@@ -408,14 +574,50 @@ def mirror(
     return _route.mirror(m, upper, conj, out, order)
 
 
+@overload
 def trilu(
-    input: Any,
-    k: Any = 0,
-    upper: Any = True,
+    input: DaskArrayT,
+    k: SupportsIndex = 0,
+    upper: SupportsIndex | np.bool_ = True,
+    *,
+    order: None = None,
+    out: None = None,
+) -> DaskArrayT: ...
+@overload
+def trilu(
+    input: ArrayLike,
+    k: SupportsIndex = 0,
+    upper: SupportsIndex | np.bool_ = True,
+    *,
+    order: Order = None,
+    out: ArrayT,
+) -> ArrayT: ...
+@overload
+def trilu(
+    input: _ArrayLike[ScalarT],
+    k: SupportsIndex = 0,
+    upper: SupportsIndex | np.bool_ = True,
+    *,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[ScalarT]: ...
+@overload
+def trilu(
+    input: ArrayLike,
+    k: SupportsIndex = 0,
+    upper: SupportsIndex | np.bool_ = True,
+    *,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[Any]: ...
+def trilu(
+    input: ArrayLike | DaskArray,
+    k: SupportsIndex = 0,
+    upper: SupportsIndex | np.bool_ = True,
     *,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: np.ndarray | None = None,
-) -> Any:
+    out: NDArray[Any] | None = None,
+) -> NDArray[Any] | DaskArray | SupportsArrayFunc:
     """The ONNX Trilu operator (opset 14) on a tensor of shape ``[*, N, M]``.
 
     Keeps the elements on and above (``upper``) or on and below the k-th

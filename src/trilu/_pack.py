@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 import numpy as np
 
 from . import _kernel, _route, _validate
 from ._api import foreign
+
+if TYPE_CHECKING:
+    from numpy._typing import _ArrayLike
+    from numpy.typing import ArrayLike, NDArray
+
+    from ._typing import ArrayT, ScalarT
 
 _ndarray = np.ndarray
 
@@ -31,15 +37,17 @@ def _array(x: Any, name: str) -> np.ndarray:
     return array
 
 
-def _band(k: Any, upper: Any) -> tuple[int | None, int | None]:
-    """The band (lo, hi) of triu(k) (upper) or tril(k)."""
+def _band(k: Any, upper: Any) -> tuple[int, int | None, int | None]:
+    """k as an int, and the band (lo, hi) of triu(k) (upper) or tril(k)."""
     k = _validate.numpy_k(k)
     if _validate.flag(upper, "upper"):
-        return k, None
-    return None, k
+        return k, k, None
+    return k, None, k
 
 
-def _out(out: Any, shape: tuple[int, ...], dtype: np.dtype, src: np.ndarray) -> Any:
+def _out(
+    out: Any, shape: tuple[int, ...], dtype: np.dtype, src: np.ndarray
+) -> np.ndarray:
     """Check out; return src as the kernel must read it: in out's byte order,
     and copied first where out shares its memory."""
     _validate.out(out, shape, dtype)
@@ -49,9 +57,37 @@ def _out(out: Any, shape: tuple[int, ...], dtype: np.dtype, src: np.ndarray) -> 
     return src.copy() if overlap else src
 
 
+@overload
 def pack(
-    m: Any, k: Any = 0, *, upper: bool = True, out: np.ndarray | None = None
-) -> Any:
+    m: ArrayLike,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    out: ArrayT,
+) -> ArrayT: ...
+@overload
+def pack(
+    m: _ArrayLike[ScalarT],
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    out: None = None,
+) -> NDArray[ScalarT]: ...
+@overload
+def pack(
+    m: ArrayLike,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    out: None = None,
+) -> NDArray[Any]: ...
+def pack(
+    m: ArrayLike,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    out: NDArray[Any] | None = None,
+) -> NDArray[Any]:
     """The kept triangle of each matrix as a vector: ``m[..., r, c]`` with
     ``r, c = np.triu_indices(N, k, M)`` (or ``tril_indices``), bit for bit,
     without the index arrays.
@@ -97,7 +133,7 @@ def pack(
     array([4, 7, 8])
     """
     m = _array(m, "pack")
-    lo, hi = _band(k, upper)
+    k, lo, hi = _band(k, upper)
     if m.ndim < 2:
         raise ValueError(
             f"pack needs matrices (2 or more dimensions), got shape {m.shape}"
@@ -107,9 +143,7 @@ def pack(
     if out is not None:
         m = _out(out, shape, m.dtype, m)
     if m.dtype.hasobject:  # references: numpy's indexing copies them
-        r, c = _kernel.triangle_indices(
-            rows, cols, lo if hi is None else hi, hi is None
-        )
+        r, c = _kernel.triangle_indices(rows, cols, k, hi is None)
         if out is None:
             return m[..., r, c]
         out[...] = m[..., r, c]
@@ -163,16 +197,49 @@ def _size(n: Any, name: str) -> int:
     return side
 
 
+@overload
 def unpack(
-    v: Any,
-    n: Any = None,
-    m: Any = None,
-    k: Any = 0,
+    v: ArrayLike,
+    n: SupportsIndex | None = None,
+    m: SupportsIndex | None = None,
+    k: SupportsIndex = 0,
     *,
-    upper: bool = True,
-    fill: Any = None,
-    out: np.ndarray | None = None,
-) -> Any:
+    upper: bool | np.bool_ = True,
+    fill: object = None,
+    out: ArrayT,
+) -> ArrayT: ...
+@overload
+def unpack(
+    v: _ArrayLike[ScalarT],
+    n: SupportsIndex | None = None,
+    m: SupportsIndex | None = None,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    fill: object = None,
+    out: None = None,
+) -> NDArray[ScalarT]: ...
+@overload
+def unpack(
+    v: ArrayLike,
+    n: SupportsIndex | None = None,
+    m: SupportsIndex | None = None,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    fill: object = None,
+    out: None = None,
+) -> NDArray[Any]: ...
+def unpack(
+    v: ArrayLike,
+    n: SupportsIndex | None = None,
+    m: SupportsIndex | None = None,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    fill: object = None,
+    out: NDArray[Any] | None = None,
+) -> NDArray[Any]:
     """Matrices from packed triangles, the inverse of :func:`pack`: each
     vector's elements go to the kept positions, row after row, and the rest
     get `fill`.
@@ -229,8 +296,7 @@ def unpack(
            [nan, nan, nan]])
     """
     v = _array(v, "unpack")
-    lo, hi = _band(k, upper)
-    k = lo if hi is None else hi
+    k, lo, hi = _band(k, upper)
     if v.ndim < 1:
         raise ValueError(
             "unpack needs packed vectors (1 or more dimensions), got a 0-D array"
