@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import errno
 import functools
+import json
 import os
 import subprocess
 import sys
+from typing import Any
 
+import numpy as np
 import pytest
 from _cases import TIMEOUT, run_python
 
 import trilu
+from trilu.__main__ import ONNX_TYPES, _dtype
 
 USAGE = "usage: python -m trilu [-h] [--version] [--check] [--bench] [--threads N]"
 VERDICT = "self-check against the ONNX Trilu-14 spec: PASS"
@@ -93,27 +97,53 @@ def test_check_alone() -> None:
 
 
 def test_check_fails_with_exit_1() -> None:
-    """A wrong answer is a FAIL line, and exit status 1."""
+    """A wrong answer is a FAIL line, and exit status 1; the verdict counts
+    each case the check ran once, over every ONNX type that loads here (the
+    others, bfloat16 without ml_dtypes, said to be skipped)."""
     proc = run_python(
         """
-        import sys, numpy as np, trilu
+        import json, sys, numpy as np, trilu
         from trilu.__main__ import main
         right = trilu.trilu
+        calls, wrong_calls, dtypes = 0, 0, set()
         def wrong(x, k, upper):  # one element off for int8, upper, k=0
+            global calls, wrong_calls
+            calls += 1
+            dtypes.add(str(x.dtype))
             r = right(x, k, upper)
             if x.dtype == np.int8 and upper and k == 0:
+                wrong_calls += 1
                 r = r.copy()
                 r.flat[0] += 1
             return r
         trilu.trilu = wrong
-        sys.exit(main(["--check"]))
+        status = main(["--check"])
+        print(json.dumps([calls, wrong_calls, sorted(dtypes)]))
+        sys.exit(status)
         """
     )
     assert proc.returncode == 1, proc.stderr
-    assert "FAIL int8 shape=(4, 5) k=0 upper=True" in proc.stdout
-    assert "self-check against the ONNX Trilu-14 spec: FAIL (764 passed, 4 failed)" in (
-        proc.stdout
+    *lines, ran = proc.stdout.splitlines()
+    calls, wrong, dtypes = json.loads(ran)
+    assert wrong > 0
+    assert "  FAIL int8 shape=(4, 5) k=0 upper=True" in lines
+    assert sum(line.startswith("  FAIL ") for line in lines) == wrong
+    assert (
+        VERDICT.replace("PASS", f"FAIL ({calls - wrong} passed, {wrong} failed)")
+        in lines
     )
+    types = {name: _loaded(name) for name in ONNX_TYPES}
+    assert dtypes == sorted(str(np.dtype(t)) for t in types.values() if t is not None)
+    for name in (name for name, t in types.items() if t is None):
+        assert f"  {name}: skipped (pip install ml_dtypes to check it)" in lines
+
+
+def _loaded(name: str) -> Any:
+    """The self-check's type of that name, None if its package is missing."""
+    try:
+        return _dtype(name)
+    except ImportError:
+        return None
 
 
 def test_bench_alone() -> None:
