@@ -32,9 +32,9 @@ script's docstring:
 - ``sanitize``: the whole suite with trilu under ASan + UBSan, recycling on
   and off (``scripts/sanitize_check.py``).
 - ``tsan``: the thread, memory and stress tests under ThreadSanitizer.
-- ``windows``: ``tests/c/test_pool.c`` natively, cross-compiled with mingw-w64
-  and with clang in MSVC mode, the latter two under wine64
-  (``scripts/windows_check.py``).
+- ``windows``: ``tests/c/test_pool.c`` cross-compiled with mingw-w64 and with
+  clang in MSVC mode, both run under wine64 (``scripts/windows_check.py``);
+  its native build is the suite's (``tests/kernel/test_pool_c.py``).
 - ``freethreaded``: CPython 3.14t (3.13t where the mirror lacks 3.14's
   source) built from Debian's source package, the suite with the GIL off
   (``scripts/freethreaded_check.py``).
@@ -171,7 +171,7 @@ def tsan(session: nox.Session) -> None:
 
 @nox.session(default=False, venv_backend="none")
 def windows(session: nox.Session) -> None:
-    """tests/c/test_pool.c natively, with mingw-w64 and clang-MSVC under wine."""
+    """tests/c/test_pool.c built with mingw-w64 and clang-MSVC, run under wine."""
     session.run("python3", "scripts/windows_check.py", *session.posargs)
 
 

@@ -4,10 +4,10 @@
     python scripts/windows_check.py [calls]
 
 Builds tests/c/test_pool.c, the C test of _threads.h, _stream.h and _mask.h,
-four ways, and runs each with `calls` back-to-back calls (default 100000):
+for Windows two ways, and runs each under wine64 with `calls` back-to-back
+calls (default 100000). Its native build (pthreads, this machine's compiler)
+is the test suite's: tests/kernel/test_pool_c.py.
 
-- ``native``: GCC on this machine, pthreads: the control;
-- ``native-clang``: the same with Clang;
 - ``mingw``: cross-compiled with mingw-w64 (Windows threads, SRW locks,
   condition variables), run under wine64;
 - ``msvc``: Clang in MSVC mode (``--target=x86_64-pc-windows-msvc``), so the
@@ -55,10 +55,7 @@ def wine() -> str:
 
 def builds(out: Path) -> dict[str, list[str]]:
     """Build each program; returns how to run each one."""
-    native, clang = out / "native", out / "native-clang"
     mingw, msvc, obj = out / "mingw.exe", out / "msvc.exe", out / "msvc.obj"
-    run(["gcc", *WARN, "-pthread", SOURCE, "-o", native])
-    run(["clang", *WARN, "-pthread", SOURCE, "-o", clang])
     run(["x86_64-w64-mingw32-gcc", *WARN, SOURCE, "-o", mingw])
     # The ARM64 branches (__dmb) too, compiled only: nothing here runs them.
     for arch, dest in (("x86_64", obj), ("aarch64", out / "msvc-arm64.obj")):
@@ -70,8 +67,6 @@ def builds(out: Path) -> dict[str, list[str]]:
     )  # fmt: skip
     w = wine()
     return {
-        "native": [str(native)],
-        "native-clang": [str(clang)],
         "mingw": [w, str(mingw)],
         "msvc": [w, str(msvc)],
     }
@@ -79,7 +74,7 @@ def builds(out: Path) -> dict[str, list[str]]:
 
 def main() -> None:
     calls = sys.argv[1] if len(sys.argv) > 1 else "100000"
-    apt_install("gcc", "clang", "lld", "gcc-mingw-w64-x86-64", "wine64")
+    apt_install("clang", "lld", "gcc-mingw-w64-x86-64", "wine64")
     prefix = CACHE / "wineprefix"
     env = dict(os.environ, WINEPREFIX=str(prefix), WINEDEBUG="-all")
     if not prefix.exists():

@@ -1,7 +1,9 @@
-/* The thread pool (_threads.h), the streaming stores (_stream.h) and the AVX2
- * keep-mask (_mask.h), tested in C, without Python: `nox -s windows` builds
- * this with mingw-w64 (run under wine), with clang in MSVC mode (the _MSC_VER
- * branches) and natively, as the control.
+/* The thread pool, count and per-thread cap (_threads.h), the streaming stores
+ * and their fill patterns (_stream.h) and the AVX2 keep-mask (_mask.h),
+ * tested in C, without Python. tests/kernel/test_pool_c.py builds and runs it
+ * with this machine's C compiler; `nox -s windows` also builds it with
+ * mingw-w64 (run under wine) and with clang in MSVC mode (the _MSC_VER
+ * branches).
  *
  *   test_pool [calls]     (default 100000 back-to-back calls)
  *
@@ -53,6 +55,20 @@ static void trilu_sleep_ms(int ms)
  * point code expects, and an entry point that does what the startup code
  * would, through msvcrt's own exports. */
 int _fltused = 0;
+/* The TLS directory the runtime's tlssup.obj would supply, which the linker
+ * finds by its name: with it the loader gives each thread its own copy of the
+ * __declspec(thread) data (the thread cap), the .tls section the compiler puts
+ * it in, from _tls_start to _tls_end; no callbacks. */
+unsigned long _tls_index = 0;
+__attribute__((section(".tls"))) char _tls_start = 0;
+__attribute__((section(".tls$ZZZ"))) char _tls_end = 0;
+static const PIMAGE_TLS_CALLBACK no_tls_callbacks[1] = {NULL};
+const IMAGE_TLS_DIRECTORY _tls_used = {
+    .StartAddressOfRawData = (ULONG_PTR)&_tls_start,
+    .EndAddressOfRawData = (ULONG_PTR)&_tls_end,
+    .AddressOfIndex = (ULONG_PTR)&_tls_index,
+    .AddressOfCallBacks = (ULONG_PTR)no_tls_callbacks,
+};
 int main(int argc, char **argv);
 extern int __cdecl __getmainargs(int *argc, char ***argv, char ***env,
                                  int wildcard, int *startinfo);
@@ -175,6 +191,57 @@ static void check_thread_count(void)
     printf("thread count: set and read back, exported pair clamped\n");
 }
 
+/* The count as another thread sees it (its own cap never set). */
+#ifdef _WIN32
+static unsigned __stdcall read_mine(void *p)
+#else
+static void *read_mine(void *p)
+#endif
+{
+    *(int *)p = trilu_threads_mine();
+#ifdef _WIN32
+    return 0;
+#else
+    return NULL;
+#endif
+}
+
+static int mine_on_another_thread(void)
+{
+    int mine = 0;
+#ifdef _WIN32
+    HANDLE h = (HANDLE)_beginthreadex(NULL, 0, read_mine, &mine, 0, NULL);
+    CHECK(h != 0, "cannot start a thread");
+    WaitForSingleObject(h, INFINITE);
+    CloseHandle(h);
+#else
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, read_mine, &mine) == 0, "cannot start a thread");
+    pthread_join(t, NULL);
+#endif
+    return mine;
+}
+
+/* A thread's cap lowers the count its own calls use, never raises it, and
+ * leaves every other thread's count alone. */
+static void check_thread_cap(void)
+{
+    int other;
+    trilu_threads_set(6);
+    CHECK(trilu_cap_threads(2) == 0, "a thread's first cap replaced another");
+    CHECK(trilu_threads_mine() == 2, "count %d under a cap of 2",
+          trilu_threads_mine());
+    other = mine_on_another_thread();
+    CHECK(other == 6, "another thread's count %d under this thread's cap", other);
+    CHECK(trilu_cap_threads(10) == 2, "the cap replaced was not 2");
+    CHECK(trilu_threads_mine() == 6, "count %d under a cap of 10 over 6",
+          trilu_threads_mine());
+    CHECK(trilu_cap_threads(0) == 10, "the cap replaced was not 10");
+    CHECK(trilu_threads_mine() == 6, "count %d with no cap", trilu_threads_mine());
+    trilu_threads_set(1);
+    printf("thread cap: the calling thread's alone, never above the count\n");
+}
+
 static unsigned long long rng_state = 0x9E3779B97F4A7C15ULL;
 
 static unsigned long rnd(unsigned long n)
@@ -268,36 +335,74 @@ static void check_concurrent(long calls)
     printf("concurrent: %d threads x %ld calls\n", CALLERS, calls);
 }
 
-/* Streaming stores against the plain row writer, every alignment and cut,
- * with zeros and with another fill byte; the mask ANDs without and with a
- * fill-mask (the fill where the keep-mask is 0). */
+/* A row as trilu_stream_row and trilu_row_part must leave bytes [a, b) of it:
+ * s[j] for lo <= j < hi, else the fill pattern's byte j % 16. */
+static void expect_row(char *d, const char *s, size_t lo, size_t hi, size_t a,
+                       size_t b, const char *pat)
+{
+    size_t j;
+    for (j = a; j < b; j++)
+        d[j] = lo <= j && j < hi ? s[j] : pat[j % 16];
+}
+
+/* The fill patterns: 32 bytes from the row's first byte, one element repeated
+ * whose width divides 16 (_stream.h). Zeros and one byte value (the fills a
+ * memset writes), then elements of 2 to 16 bytes, each byte of one its own. */
+#define PATTERNS 6
+static const int pattern_width[PATTERNS] = {1, 1, 2, 4, 8, 16};
+
+static void make_pattern(char *pat, int p)
+{
+    int i;
+    for (i = 0; i < 32; i++)
+        pat[i] = p == 0 ? 0 : (char)(0xA1 + i % pattern_width[p]);
+}
+
+/* Streaming stores and the plain row writer against expect_row, every
+ * alignment and cut, with each fill pattern; the plain writer also over parts
+ * [a, b) of the row, the bytes around them left alone. Then the mask ANDs
+ * without and with a fill-mask (the fill where the keep-mask is 0). */
 static void check_stream(void)
 {
     enum { N = 200 };
     static char src[N + 64], got[N + 64], want[N + 64], mask[N + 64];
-    static char fill[N + 64];
+    static char fill[N + 64], pat[32];
     const char *fills[2] = {NULL, fill};
-    size_t n, lo, hi, off, i, cases = 0;
-    int f, byte;
+    size_t n, lo, hi, off, i, part, a, b, cases = 0;
+    int f, p;
     for (i = 0; i < sizeof src; i++) {
         src[i] = (char)(1 + rnd(255));
         mask[i] = rnd(2) ? (char)0xFF : 0;
         fill[i] = mask[i] ? 0 : (char)(1 + rnd(255));
     }
-    for (byte = 0; byte < 256; byte += 0xA7)
+    for (p = 0; p < PATTERNS; p++) {
+        make_pattern(pat, p);
         for (off = 0; off < 16; off++)
             for (n = 0; n <= 70; n += 1 + (n > 40) * 5)
                 for (lo = 0; lo <= n; lo += 1 + (lo > 20) * 3)
                     for (hi = lo; hi <= n; hi += 1 + (hi > 20) * 3) {
                         memset(got, 0x5A, sizeof got);
                         memset(want, 0x5A, sizeof want);
-                        trilu_stream_row(got + off, src, lo, hi, n, byte);
-                        trilu_row_part(want + off, src, lo, hi, 0, n, byte);
+                        expect_row(want + off, src, lo, hi, 0, n, pat);
+                        trilu_stream_row(got + off, src, lo, hi, n, pat);
                         CHECK(memcmp(got, want, sizeof got) == 0,
-                              "stream_row n=%d lo=%d hi=%d off=%d fill=%d",
-                              (int)n, (int)lo, (int)hi, (int)off, byte);
+                              "stream_row n=%d lo=%d hi=%d off=%d pattern %d",
+                              (int)n, (int)lo, (int)hi, (int)off, p);
+                        for (part = 0; part < 3; part++) {   /* whole, head, middle */
+                            a = part == 2 ? n / 4 : 0;
+                            b = part == 0 ? n : n - n / 3;
+                            memset(got, 0x5A, sizeof got);
+                            memset(want, 0x5A, sizeof want);
+                            expect_row(want + off, src, lo, hi, a, b, pat);
+                            trilu_row_part(got + off, src, lo, hi, a, b, pat);
+                            CHECK(memcmp(got, want, sizeof got) == 0,
+                                  "row_part [%d, %d) n=%d lo=%d hi=%d off=%d "
+                                  "pattern %d", (int)a, (int)b, (int)n, (int)lo,
+                                  (int)hi, (int)off, p);
+                        }
                         cases++;
                     }
+    }
     trilu_stream_fence();
     for (f = 0; f < 2; f++)
         for (off = 0; off < 16; off++)
@@ -318,8 +423,9 @@ static void check_stream(void)
                 cases++;
             }
     trilu_stream_fence();
-    printf("stream and mask: %d cases (TRILU_STREAM %d, AVX2 %s)\n", (int)cases,
-           TRILU_STREAM, trilu_avx2_usable() ? "used" : "not used");
+    printf("stream and mask: %d cases, %d fill patterns (TRILU_STREAM %d, AVX2 %s)\n",
+           (int)cases, PATTERNS, TRILU_STREAM,
+           trilu_avx2_usable() ? "used" : "not used");
 }
 
 int main(int argc, char **argv)
@@ -335,6 +441,7 @@ int main(int argc, char **argv)
     trilu_pool_init();
     check_layout();
     check_thread_count();
+    check_thread_cap();
     check_stream();
     check_back_to_back(calls);
     check_after_idle();
