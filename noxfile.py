@@ -8,6 +8,10 @@
   run pytest; once with the newest numpy and once with the oldest supported
   (``scripts/oldest_numpy.py``; skipped where it has no wheel for this Python).
   Another Python: ``nox -s tests -P 3.10``; pytest arguments go after ``--``.
+- ``minimal``: the same suite with trilu's ``dependencies`` alone (numpy) plus
+  pytest and hypothesis, as a user without the optional packages has it: the
+  tests of onnx, dask, ml_dtypes, scipy... skip, saying which package they
+  need, and none fails.
 - ``lint``: every pre-commit hook on every file (ruff check and format,
   cython-lint, codespell, mypy, validate-pyproject, workflow checks).
 - ``build``: the sdist and a wheel built from it in ``dist/``, checked as CI
@@ -44,6 +48,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -68,6 +73,39 @@ def tests(session: nox.Session, numpy: str) -> None:
                 raise
             session.skip("the oldest numpy trilu supports has no wheel here")
     session.run("python", "-m", "pytest", *session.posargs)
+
+
+@nox.session(default=True)
+def minimal(session: nox.Session) -> None:
+    """Run the test suite with only trilu's dependencies, pytest and hypothesis."""
+    pyproject = nox.project.load_toml("pyproject.toml")
+    test = pyproject["project"]["optional-dependencies"]["test"]
+    session.install(".", *(req for req in test if _name(req) in RUNNER))
+    # The rest of the test extra, the optional packages: none came along.
+    optional = sorted({_name(req) for req in test} - RUNNER)
+    session.run("python", "-c", _NONE_INSTALLED, *optional)
+    session.run("python", "-m", "pytest", *session.posargs)
+
+
+RUNNER = {"pytest", "hypothesis"}  # what runs the suite, beside `dependencies`
+
+
+def _name(requirement: str) -> str:
+    """A requirement's project name, normalized (PEP 503)."""
+    name = re.match(r"[A-Za-z0-9._-]+", requirement)
+    assert name is not None, requirement
+    return re.sub(r"[-_.]+", "-", name[0]).lower()
+
+
+_NONE_INSTALLED = """import importlib.metadata as m, sys
+found = []
+for name in sys.argv[1:]:
+    try:
+        found.append(f"{name} {m.version(name)}")
+    except m.PackageNotFoundError:
+        pass
+sys.exit(f"installed, but optional: {', '.join(found)}" if found else None)
+"""
 
 
 @nox.session(default=True, reuse_venv=True)
