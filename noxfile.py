@@ -11,7 +11,8 @@
 - ``minimal``: the same suite with trilu's ``dependencies`` alone (numpy) plus
   pytest and hypothesis, as a user without the optional packages has it: the
   tests of onnx, dask, ml_dtypes, scipy... skip, saying which package they
-  need, and none fails.
+  need, and none fails. It stops if another package of the ``test`` extra
+  came along.
 - ``lint``: every pre-commit hook on every file (ruff check and format,
   cython-lint, codespell, mypy, validate-pyproject, workflow checks).
 - ``build``: the sdist and a wheel built from it in ``dist/``, checked as CI
