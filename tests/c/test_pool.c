@@ -55,10 +55,10 @@ static void trilu_sleep_ms(int ms)
  * point code expects, and an entry point that does what the startup code
  * would, through msvcrt's own exports. */
 int _fltused = 0;
-/* The TLS directory the runtime's tlssup.obj would supply, which the linker
- * finds by its name: with it the loader gives each thread its own copy of the
- * __declspec(thread) data (the thread cap), the .tls section the compiler puts
- * it in, from _tls_start to _tls_end; no callbacks. */
+/* The TLS directory the runtime's tlssup.obj would supply (the linker finds
+ * it by its name): with it the loader gives each thread its own copy of the
+ * .tls section, from _tls_start to _tls_end, where the compiler puts the
+ * __declspec(thread) data (the thread cap). No callbacks. */
 unsigned long _tls_index = 0;
 __attribute__((section(".tls"))) char _tls_start = 0;
 __attribute__((section(".tls$ZZZ"))) char _tls_end = 0;
