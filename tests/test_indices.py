@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _cases import assert_same
+from _cases import assert_same, outcome
 from _cases import ml_dtypes as _cases_ml_dtypes
 
 import trilu
@@ -79,14 +79,6 @@ def assert_exact(got: Any, exp: Any) -> None:
         assert np.array_equal(got, exp)
         return
     assert_same(got, exp)
-
-
-def outcome(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """The result, or the error's type and message."""
-    try:
-        return function(*args, **kwargs)
-    except Exception as error:  # noqa: BLE001
-        return type(error), str(error)
 
 
 def assert_like_numpy(name: str, *args: Any, **kwargs: Any) -> None:
