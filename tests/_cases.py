@@ -446,6 +446,13 @@ _NUMPY_FAMILY = {
 }  # fmt: skip
 
 
+with warnings.catch_warnings(record=True) as _caught:
+    warnings.simplefilter("always")
+    np.tri(2.0)
+#: The running numpy deprecates sizes and k that are not integers (>= 2.5).
+NUMPY_DEPRECATES = any(w.category is DeprecationWarning for w in _caught)
+
+
 def _refused(value: Any) -> type | None:
     """The type of a value operator.index refuses (numpy 2.5 keeps it as it
     is, and deprecates it), or None."""
@@ -474,7 +481,11 @@ def numpy25_warnings(name: str, n: Any, m: Any, k: Any) -> tuple[list[str], list
             handed = k - 1
         except TypeError:  # numpy's error, before any warning
             return [], []
-        first = [] if isinstance(k, type(handed)) else [NOT_INTEGER.format(type(k).__name__)]
+        first = (
+            []
+            if isinstance(k, type(handed))
+            else [NOT_INTEGER.format(type(k).__name__)]
+        )
         return first, _tri_warning(n, m, handed)
     if name == "triu" and _refused(k) is not None:  # numpy's k - 1; an int stays one
         return [], _tri_warning(n, m, k - 1)
@@ -482,15 +493,16 @@ def numpy25_warnings(name: str, n: Any, m: Any, k: Any) -> tuple[list[str], list
 
 
 def numpy25(name: str, *args: Any) -> tuple[Any, list[str]]:
-    """numpy 2.5's outcome of numpy.`name`(*args), the index family's full
-    arguments ((N, M, k); (n, k, m); (arr, k)), and its warnings' messages.
+    """numpy 2.5's outcome of numpy.`name`(*args) and its warnings' messages,
+    the index family's arguments in full and in order: (N, M, k[, dtype]),
+    (n, k, m), (arr, k).
 
-    Its result is the running numpy's function on what numpy 2.5 takes
-    through operator.index, its own warnings (numpy >= 2.5) set aside:
+    Its result is the running numpy's function on the sizes and k numpy 2.5
+    takes through operator.index, its own warnings (numpy >= 2.5) set aside:
     numpy 2.5 converts them, then takes numpy 2.4's steps."""
+    sizes = (1,) if name.endswith("_from") else (0, 1, 2)
     taken = [
-        a if (at == 0 and name.endswith("_from")) or a is None or _refused(a)
-        else operator.index(a)
+        operator.index(a) if at in sizes and a is not None and not _refused(a) else a
         for at, a in enumerate(args)
     ]
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -502,12 +514,21 @@ def numpy25(name: str, *args: Any) -> tuple[Any, list[str]]:
             return result, []
         name, (n, m) = name[:-5], arr.shape
     elif name == "tri":
-        n, m, k = args
+        n, m, k = args[:3]
     else:
         n, k, m = args
     first, then = numpy25_warnings(name, n, m, k)
     raised = isinstance(result, tuple) and isinstance(result[0], type)
     return result, first if raised else first + then
+
+
+def triangle_warnings(k: Any, upper: bool, rows: int, cols: int) -> list[str]:
+    """The running numpy's warnings for triu (upper) or tril of a k trilu
+    takes: numpy 2.5's from numpy 2.5 on, none before."""
+    if not NUMPY_DEPRECATES:
+        return []
+    first, then = numpy25_warnings("triu" if upper else "tril", rows, cols, k)
+    return first + then
 
 
 def outcome(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -527,7 +548,9 @@ def warned(call: Callable[[], Any]) -> tuple[Any, list[str]]:
     code = call.__code__
     for w in caught:
         assert (w.category, w.filename, w.lineno) == (
-            DeprecationWarning, code.co_filename, code.co_firstlineno
+            DeprecationWarning,
+            code.co_filename,
+            code.co_firstlineno,
         ), w
     return result, [str(w.message) for w in caught]
 

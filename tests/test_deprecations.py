@@ -13,6 +13,7 @@ the caller's line, as numpy's do.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import warnings
 from typing import Any
@@ -21,6 +22,7 @@ import numpy as np
 import pytest
 from _cases import (
     NOT_INTEGER,
+    NUMPY_DEPRECATES,
     assert_same,
     clamp_k,
     func,
@@ -79,10 +81,8 @@ def _rules_of_numpy_25(value: Any) -> bool:
     bools an __index__ that warns, which numpy 2.5 has not."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        try:
+        with contextlib.suppress(TypeError):
             operator.index(value)
-        except TypeError:
-            pass
     return not caught
 
 
@@ -91,9 +91,17 @@ def _family_calls() -> list[tuple[str, tuple[Any, ...]]]:
     ints), and two forms at once, where the first refused names the type."""
     calls: list[tuple[str, tuple[Any, ...]]] = []
     for value in FORMS.values():
-        calls += [("tri", (value, 4, 1)), ("tri", (4, value, -1)), ("tri", (3, None, value))]
+        calls += [
+            ("tri", (value, 4, 1)),
+            ("tri", (4, value, -1)),
+            ("tri", (3, None, value)),
+        ]
         for name in ("triu_indices", "tril_indices"):
-            calls += [(name, (value, 0, 4)), (name, (4, 1, value)), (name, (3, value, None))]
+            calls += [
+                (name, (value, 0, 4)),
+                (name, (4, 1, value)),
+                (name, (3, value, None)),
+            ]
         for name in ("triu_indices_from", "tril_indices_from"):
             calls += [(name, (np.zeros((3, 4)), value))]
     calls += [
@@ -113,6 +121,14 @@ def _family_calls() -> list[tuple[str, tuple[Any, ...]]]:
 FAMILY_CALLS = _family_calls()
 
 
+def _id(value: Any) -> str:
+    if isinstance(value, tuple):
+        return f"({', '.join(map(_id, value))})"
+    if isinstance(value, np.ndarray) and value.ndim:
+        return f"{type(value).__name__}{value.shape}"
+    return repr(value)
+
+
 def _same(got: Any, exp: Any) -> None:
     """The same result (bit for bit), or the same error."""
     if isinstance(exp, tuple) and isinstance(exp[0], type):
@@ -125,7 +141,7 @@ def _same(got: Any, exp: Any) -> None:
         assert_same(got, exp)
 
 
-@pytest.mark.parametrize(("name", "args"), FAMILY_CALLS, ids=repr)
+@pytest.mark.parametrize(("name", "args"), FAMILY_CALLS, ids=_id)
 def test_family_as_the_running_numpy(name: str, args: tuple[Any, ...]) -> None:
     """numpy's result or error, and numpy's warnings, at the caller's line."""
     got = warned(lambda: getattr(trilu, name)(*args))
@@ -134,7 +150,7 @@ def test_family_as_the_running_numpy(name: str, args: tuple[Any, ...]) -> None:
     assert got[1] == exp[1]
 
 
-@pytest.mark.parametrize(("name", "args"), FAMILY_CALLS, ids=repr)
+@pytest.mark.parametrize(("name", "args"), FAMILY_CALLS, ids=_id)
 def test_family_as_numpy_25(
     name: str, args: tuple[Any, ...], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -148,7 +164,19 @@ def test_family_as_numpy_25(
     assert got[1] == exp[1]
 
 
-@pytest.mark.parametrize("like", [np.zeros(0), np.ma.zeros(0)], ids=["ndarray", "masked"])
+@pytest.mark.parametrize("dtype", [np.int8, object, "foo", "M8"], ids=str)
+def test_numpy_25_dtypes(dtype: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tri's dtype: numpy's cast of its mask, or its error before the warning."""
+    monkeypatch.setattr(_validate, "INDEX_SIZES", True)
+    got = warned(lambda: trilu.tri(3.0, 2, np.uint8(1), dtype))
+    exp = numpy25("tri", 3.0, 2, np.uint8(1), dtype)
+    _same(got[0], exp[0])
+    assert got[1] == exp[1]
+
+
+@pytest.mark.parametrize(
+    "like", [np.zeros(0), np.ma.zeros(0)], ids=["ndarray", "masked"]
+)
 def test_numpy_25_like(like: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """like= an array numpy answers itself: numpy's answer without it."""
     monkeypatch.setattr(_validate, "INDEX_SIZES", True)
@@ -188,8 +216,7 @@ def test_numpy_25_deprecation_tests(call: Any, monkeypatch: pytest.MonkeyPatch) 
 
 def test_switch_is_the_running_numpy_s() -> None:
     """INDEX_SIZES is on exactly where numpy's own tri deprecates a float."""
-    deprecates = warned(lambda: np.tri(2.0))[1] != []
-    assert _validate.INDEX_SIZES is deprecates
+    assert _validate.INDEX_SIZES is NUMPY_DEPRECATES
 
 
 # --- triu and tril: numpy's warnings for k, trilu's answers ------------------------------
@@ -228,17 +255,20 @@ def _triangle_check(k: Any, upper: bool, rules_of_25: bool) -> None:
 @pytest.mark.parametrize("k", list(K_FORMS.values()), ids=list(K_FORMS))
 @pytest.mark.parametrize("upper", [True, False], ids=["triu", "tril"])
 def test_triangle_as_the_running_numpy(k: Any, upper: bool) -> None:
-    """numpy's warnings where numpy has an answer; none on numpy < 2.5."""
+    """numpy's warnings where numpy and trilu have an answer (trilu refuses
+    a k that is not integral); none on numpy < 2.5."""
     _triangle_check(k, upper, _validate.INDEX_SIZES)
     x = np.arange(20.0).reshape(4, 5)
     exp = warned(lambda: (np.triu if upper else np.tril)(x, k))
-    if not (isinstance(exp[0], tuple) and isinstance(exp[0][0], type)):
+    if k not in NOT_INTEGRAL and not isinstance(exp[0], tuple):
         assert warned(lambda: func(upper)(x, k))[1] == exp[1]
 
 
 @pytest.mark.parametrize("k", list(K_FORMS.values()), ids=list(K_FORMS))
 @pytest.mark.parametrize("upper", [True, False], ids=["triu", "tril"])
-def test_triangle_as_numpy_25(k: Any, upper: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_triangle_as_numpy_25(
+    k: Any, upper: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if not _rules_of_numpy_25(k):
         pytest.skip("this numpy's bools have an __index__ (numpy < 2.3)")
     monkeypatch.setattr(_validate, "INDEX_SIZES", True)
@@ -254,7 +284,9 @@ def test_numpy_25_through_the_patch(monkeypatch: pytest.MonkeyPatch) -> None:
     assert got[1] == [NOT_INTEGER.format("float")]
 
 
-def test_toolkit_takes_integral_floats_silently(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_toolkit_takes_integral_floats_silently(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """band, pack and unpack are trilu's own: numpy's deprecation is not theirs."""
     monkeypatch.setattr(_validate, "INDEX_SIZES", True)
     x = np.arange(20.0).reshape(4, 5)
@@ -268,7 +300,9 @@ def test_toolkit_takes_integral_floats_silently(monkeypatch: pytest.MonkeyPatch)
         assert messages == []
 
 
-def test_a_warning_as_error_comes_before_any_write(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_warning_as_error_comes_before_any_write(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Under -W error, triu's warning raises before out= is written."""
     monkeypatch.setattr(_validate, "INDEX_SIZES", True)
     x = np.arange(20.0).reshape(4, 5)

@@ -87,24 +87,26 @@ def _numpy_tri(N: Any, M: Any, k: Any, dtype: Any) -> np.ndarray:
         M = N
     min_int = _route.numpy_original("_min_int")
     m = np.greater_equal.outer(
-        np.arange(N, dtype=min_int(0, N)), np.arange(-k, M - k, dtype=min_int(-k, M - k))
+        np.arange(N, dtype=min_int(0, N)),
+        np.arange(-k, M - k, dtype=min_int(-k, M - k)),
     )
     m = m.astype(dtype, copy=False)
     _validate.not_integer(refused)
     return m
 
 
-def _numpy_indices(n: Any, k: Any, m: Any, upper: bool) -> tuple[np.ndarray, np.ndarray]:
+def _numpy_indices(
+    n: Any, k: Any, m: Any, upper: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """numpy >= 2.5's triu_indices (upper) or tril_indices, where a size or
     k is not an integer."""
     if upper:
         tri_ = ~_numpy_tri(n, m, _validate.triu_indices_k(k) - 1, bool)
     else:
         tri_ = _numpy_tri(n, m, k, bool)
-    return tuple(  # type: ignore[return-value]
-        np.broadcast_to(inds, tri_.shape)[tri_]
-        for inds in np.indices(tri_.shape, sparse=True)
-    )
+    shape: tuple[int, int] = tri_.shape
+    rows, cols = np.indices(shape, sparse=True)
+    return np.broadcast_to(rows, shape)[tri_], np.broadcast_to(cols, shape)[tri_]
 
 
 # The dtype argument -> (its dtype, numpy's cast of True to it), or None for

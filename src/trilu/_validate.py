@@ -13,6 +13,7 @@ import operator
 import os
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -119,9 +120,7 @@ _NOT_INTEGER = (
 )
 # The warning points past these files, as numpy's own points past numpy.lib's
 # (its skip_file_prefixes): at the line that called trilu, or numpy.
-_INSIDE = tuple(
-    os.path.dirname(path) + os.sep for path in (__file__, np.lib.__file__)
-)
+_INSIDE = tuple(str(Path(path).parent) + os.sep for path in (__file__, np.lib.__file__))
 
 
 def _refuses(value: Any) -> bool:
@@ -136,11 +135,12 @@ def _refuses(value: Any) -> bool:
 def tri_sizes(N: Any, M: Any, k: Any) -> tuple[Any, Any, Any, type | None]:
     """N, M and k as numpy >= 2.5's tri takes them: operator.index's ints,
     or as they are where it refuses them, with the type of the first so kept
-    (None: none), which its warning names. M None (N's) stays None."""
+    (None: none), which its warning names. None stays None: M's default, and
+    numpy's error before any warning as N or k."""
     sizes = [N, M, k]
     refused = None
     for at, value in enumerate(sizes):
-        if value is None and at == 1:
+        if value is None:
             continue
         try:
             sizes[at] = operator.index(value)
