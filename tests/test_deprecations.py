@@ -33,7 +33,7 @@ from _cases import (
 )
 
 import trilu
-from trilu import _validate
+from trilu import _indices, _validate
 
 
 class Index:
@@ -188,13 +188,23 @@ def test_numpy_25_like(like: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     assert got[1] == exp[1]
 
 
-def test_numpy_25_unsigned(monkeypatch: pytest.MonkeyPatch) -> None:
-    """numpy 2.5's test of unsigned sizes (test_twodim_base.py at v2.5.0);
-    under numpy 2.4 its arithmetic in the unsigned type raises."""
+def test_numpy_25_integers_take_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What numpy 2.5 takes as integers (unsigned ones, __index__) is the
+    kernel's: numpy's function (and its n x m mask) is never called. The
+    first is numpy 2.5's test of unsigned sizes (test_twodim_base.py at
+    v2.5.0), where numpy 2.4's arithmetic in the unsigned type raises."""
     monkeypatch.setattr(_validate, "INDEX_SIZES", True)
+    for name in ("_np_tri", "_np_triu_indices", "_np_tril_indices"):
+        monkeypatch.setattr(_indices, name, None)
     got = trilu.triu_indices(np.uint64(4), m=np.uint8(4))
     assert_same(got[0], np.array([0, 0, 0, 0, 1, 1, 1, 2, 2, 3]))
     assert_same(got[1], np.array([0, 1, 2, 3, 1, 2, 3, 2, 3, 3]))
+    sizes = (np.uint16(4), np.uint32(1), Index(5))
+    for name in ("triu_indices", "tril_indices"):
+        got = getattr(trilu, name)(*sizes)
+        for g, e in zip(got, getattr(np, name)(4, 1, 5), strict=True):
+            assert_same(g, e)
+    assert_same(trilu.tri(np.uint8(3), Index(4), np.uint64(1)), np.tri(3, 4, 1))
 
 
 # numpy 2.5's own deprecation tests (numpy/_core/tests/test_deprecations.py at
