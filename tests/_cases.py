@@ -22,6 +22,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -421,6 +422,137 @@ def k_int(k: Any) -> int:
 def clamp_k(k: Any) -> int:
     """k as an int in [-10**6, 10**6]: the same answer for any matrix here."""
     return max(-BIG_K, min(BIG_K, k_int(k)))
+
+
+# --- numpy 2.5's sizes and k ---------------------------------------------------------
+# numpy/numpy#30869, read in numpy/lib/_twodim_base_impl.py at tag v2.5.0
+# (commit 6910b28f, the same file at v2.5.2): tri(N, M, k) takes N, M (unless
+# None) and k through operator.index and, after making its result, warns of
+# the first it refuses, naming that one's type; tril_indices(n, k, m) is
+# tri(n, m, k); triu_indices(n, k, m) first takes k through operator.index
+# and, where it refuses it and k - 1 is of another type, warns of k's type,
+# then is ~tri(n, m, k - 1); the _from forms are these with arr's shape;
+# tril(m, k) is tri's check of k, triu(m, k) of k - 1. Each warning is a
+# DeprecationWarning at the first line outside numpy.lib.
+
+NOT_INTEGER = (
+    "Cannot convert {} safely to an integer.This will raise an error in future "
+    "versions (Deprecated NumPy 2.5)"
+)
+_NUMPY_FAMILY = {
+    name: getattr(np, name)
+    for name in ("tri", "triu_indices", "tril_indices", "triu_indices_from",
+                 "tril_indices_from")
+}  # fmt: skip
+
+
+with warnings.catch_warnings(record=True) as _caught:
+    warnings.simplefilter("always")
+    np.tri(2.0)
+#: The running numpy deprecates sizes and k that are not integers (>= 2.5).
+NUMPY_DEPRECATES = any(w.category is DeprecationWarning for w in _caught)
+
+
+def _refused(value: Any) -> type | None:
+    """The type of a value operator.index refuses (numpy 2.5 keeps it as it
+    is, and deprecates it), or None."""
+    try:
+        operator.index(value)
+    except TypeError:
+        return type(value)
+    return None
+
+
+def _tri_warning(N: Any, M: Any, k: Any) -> list[str]:
+    for value in (N, k) if M is None else (N, M, k):
+        if (refused := _refused(value)) is not None:
+            return [NOT_INTEGER.format(refused.__name__)]
+    return []
+
+
+def numpy25_warnings(name: str, n: Any, m: Any, k: Any) -> tuple[list[str], list[str]]:
+    """numpy 2.5's warnings for `name` (tri, tril_indices, triu_indices, tril,
+    triu) with these sizes and k: those given before its tri makes the mask,
+    and those after (none if that raises)."""
+    if name == "triu_indices":
+        if _refused(k) is None:
+            return [], _tri_warning(n, m, operator.index(k) - 1)
+        try:
+            handed = k - 1
+        except TypeError:  # numpy's error, before any warning
+            return [], []
+        first = (
+            []
+            if isinstance(k, type(handed))
+            else [NOT_INTEGER.format(type(k).__name__)]
+        )
+        return first, _tri_warning(n, m, handed)
+    if name == "triu" and _refused(k) is not None:  # numpy's k - 1; an int stays one
+        return [], _tri_warning(n, m, k - 1)
+    return [], _tri_warning(n, m, k)
+
+
+def numpy25(name: str, *args: Any) -> tuple[Any, list[str]]:
+    """numpy 2.5's outcome of numpy.`name`(*args) and its warnings' messages,
+    the index family's arguments in full and in order: (N, M, k[, dtype]),
+    (n, k, m), (arr, k).
+
+    Its result is the running numpy's function on the sizes and k numpy 2.5
+    takes through operator.index, its own warnings (numpy >= 2.5) set aside:
+    numpy 2.5 converts them, then takes numpy 2.4's steps."""
+    sizes = (1,) if name.endswith("_from") else (0, 1, 2)
+    taken = [
+        operator.index(a) if at in sizes and a is not None and not _refused(a) else a
+        for at, a in enumerate(args)
+    ]
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", DeprecationWarning)
+        result = outcome(_NUMPY_FAMILY[name], *taken)
+    if name.endswith("_from"):
+        arr, k = args
+        if not isinstance(arr, np.ndarray) or arr.ndim != 2:
+            return result, []
+        name, (n, m) = name[:-5], arr.shape
+    elif name == "tri":
+        n, m, k = args[:3]
+    else:
+        n, k, m = args
+    first, then = numpy25_warnings(name, n, m, k)
+    raised = isinstance(result, tuple) and isinstance(result[0], type)
+    return result, first if raised else first + then
+
+
+def triangle_warnings(k: Any, upper: bool, rows: int, cols: int) -> list[str]:
+    """The running numpy's warnings for triu (upper) or tril of a k trilu
+    takes: numpy 2.5's from numpy 2.5 on, none before."""
+    if not NUMPY_DEPRECATES:
+        return []
+    first, then = numpy25_warnings("triu" if upper else "tril", rows, cols, k)
+    return first + then
+
+
+def outcome(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """The result, or the error's type and message."""
+    try:
+        return function(*args, **kwargs)
+    except Exception as error:  # noqa: BLE001
+        return type(error), str(error)
+
+
+def warned(call: Callable[[], Any]) -> tuple[Any, list[str]]:
+    """call()'s outcome and its warnings' messages, each checked to be a
+    DeprecationWarning at call's own line (a one-line lambda), as numpy's."""
+    with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
+        warnings.simplefilter("always")
+        result = outcome(call)
+    code = call.__code__
+    for w in caught:
+        assert (w.category, w.filename, w.lineno) == (
+            DeprecationWarning,
+            code.co_filename,
+            code.co_firstlineno,
+        ), w
+    return result, [str(w.message) for w in caught]
 
 
 # --- oracles --------------------------------------------------------------------------

@@ -28,6 +28,8 @@ from _cases import (
     run_python,
     snapshot,
     swapped,
+    triangle_warnings,
+    warned,
 )
 
 from trilu import _kernel
@@ -426,11 +428,14 @@ K_FORMS = {
 @pytest.mark.parametrize("k", list(K_FORMS.values()), ids=list(K_FORMS))
 @pytest.mark.parametrize("upper", [True, False], ids=["triu", "tril"])
 def test_k_forms(k: Any, upper: bool, rng) -> None:
-    """k as numpy ints, 0-d arrays, bools and integral floats, as numpy takes it."""
+    """k as numpy ints, 0-d arrays, bools and integral floats, as numpy takes
+    it, with numpy's warnings (for floats, from numpy 2.5 on)."""
     x = make(np.int64, (4, 5), rng)
     want = (np.triu if upper else np.tril)(x, clamp_k(k))
-    assert_same(func(upper)(x, k), want)
-    assert_same(func(upper)(x.tolist(), k), want)
+    for call in (lambda: func(upper)(x, k), lambda: func(upper)(x.tolist(), k)):
+        got, messages = warned(call)
+        assert_same(got, want)
+        assert messages == triangle_warnings(k, upper, *x.shape)
 
 
 @pytest.mark.parametrize("upper", [True, False], ids=["triu", "tril"])

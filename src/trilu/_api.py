@@ -95,7 +95,7 @@ def _numpy_triangle(
 ) -> NDArray[Any] | DaskArray | SupportsArrayFunc:
     """triu and tril: numpy's k, then the band (k, None) or (None, k)."""
     if type(k) is not int:
-        k = _validate.numpy_k(k)
+        k = _validate.triangle_k(k, upper)
     if upper:
         return _numpy_band(m, k, None, fill, out, order, "triu")
     return _numpy_band(m, None, k, fill, out, order, "tril")
@@ -166,8 +166,9 @@ def triu(
     k : int, optional
         Diagonal above which to zero elements: 0 (the default) is the main
         diagonal, ``k < 0`` below it, ``k > 0`` above. Integral floats
-        (``2.0``) and 0-d integer arrays are accepted, as in numpy; any
-        integer is allowed, however large.
+        (``2.0``) and 0-d integer arrays are accepted, as in numpy, with the
+        DeprecationWarning numpy gives for a float from 2.5 on; any integer
+        is allowed, however large.
     fill : scalar, optional
         What the zeroed triangle gets instead of numpy's zero (``-inf`` for
         an attention mask), converted to the result's dtype as numpy converts

@@ -6,7 +6,9 @@ The kernel answers the common calls: sizes and ``k`` that are ints, and for
 numpy scalars of other widths, 0-d arrays, ``like=``, strings, objects,
 datetimes) goes to numpy's own function, from numpy's module, which
 :func:`trilu.use_in_numpy` never replaces: it gives numpy's answer or numpy's
-error to the letter in every numpy version.
+error to the letter in every numpy version. From numpy 2.5 on, sizes and k
+are numpy's operator.index of them, and what that refuses takes numpy's
+steps here, so that numpy's DeprecationWarning names the caller's line.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 import numpy as np
 
-from . import _kernel, _route
+from . import _kernel, _route, _validate
 
 if TYPE_CHECKING:
     from numpy._typing import _DTypeLike
@@ -65,6 +67,46 @@ def _sizes(n: Any, m: Any, k: Any) -> tuple[int, int, int] | None:
     if max(rows, cols, rows * cols) > _MEMORY:
         return None
     return rows, cols, int(k)
+
+
+def _numpy_answers(x: Any) -> bool:
+    """numpy's functions answer x themselves, as they answer no array (like=)
+    or a plain one (_from): its __array_function__ is ndarray's."""
+    return getattr(type(x), "__array_function__", None) is _ndarray.__array_function__
+
+
+# numpy >= 2.5 warns of a size or k that is not an integer at the first line
+# outside numpy.lib, which would be trilu's: for them trilu takes numpy's own
+# steps (numpy/lib/_twodim_base_impl.py at v2.5.0) and warns as numpy does.
+
+
+def _numpy_tri(N: Any, M: Any, k: Any, dtype: Any) -> np.ndarray:
+    """numpy >= 2.5's tri, where a size or k is not an integer."""
+    N, M, k, refused = _validate.tri_sizes(N, M, k)
+    if M is None:
+        M = N
+    min_int = _route.numpy_original("_min_int")
+    m = np.greater_equal.outer(
+        np.arange(N, dtype=min_int(0, N)),
+        np.arange(-k, M - k, dtype=min_int(-k, M - k)),
+    )
+    m = m.astype(dtype, copy=False)
+    _validate.not_integer(refused)
+    return m
+
+
+def _numpy_indices(
+    n: Any, k: Any, m: Any, upper: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """numpy >= 2.5's triu_indices (upper) or tril_indices, where a size or
+    k is not an integer."""
+    if upper:
+        tri_ = ~_numpy_tri(n, m, _validate.triu_indices_k(k) - 1, bool)
+    else:
+        tri_ = _numpy_tri(n, m, k, bool)
+    shape: tuple[int, int] = tri_.shape
+    rows, cols = np.indices(shape, sparse=True)
+    return np.broadcast_to(rows, shape)[tri_], np.broadcast_to(cols, shape)[tri_]
 
 
 # The dtype argument -> (its dtype, numpy's cast of True to it), or None for
@@ -187,7 +229,14 @@ def tri(
            [1, 1, 1, 1, 0],
            [1, 1, 1, 1, 1]])
     """
+    if like is not None and _numpy_answers(like):
+        like = None
     sizes = _sizes(N, M, k) if like is None else None
+    if sizes is None and like is None and _validate.INDEX_SIZES:
+        N, M, k, refused = _validate.tri_sizes(N, M, k)
+        if refused is not None:
+            return _numpy_tri(N, M, k, dtype)
+        sizes = _sizes(N, M, k)
     if sizes is not None and (plain := _tri_dtype(dtype)) is not None:
         try:
             return _kernel.tri(*sizes, *plain)
@@ -197,7 +246,13 @@ def tri(
 
 
 def _indices(n: Any, k: Any, m: Any, upper: bool) -> tuple[np.ndarray, np.ndarray]:
-    if (sizes := _sizes(n, m, k)) is not None:
+    sizes = _sizes(n, m, k)
+    if sizes is None and _validate.INDEX_SIZES:
+        n, m, k, refused = _validate.tri_sizes(n, m, k)
+        if refused is not None:
+            return _numpy_indices(n, k, m, upper)
+        sizes = _sizes(n, m, k)
+    if sizes is not None:
         rows, cols, kk = sizes
         try:
             return _kernel.triangle_indices(rows, cols, kk, upper)
@@ -296,7 +351,7 @@ def tril_indices(
 
 
 def _from(arr: Any, k: Any, upper: bool) -> tuple[np.ndarray, np.ndarray]:
-    if type(arr) is not _ndarray:
+    if not _numpy_answers(arr):
         if type(arr).__module__.startswith("dask."):
             name = "triu_indices_from" if upper else "tril_indices_from"
             raise TypeError(

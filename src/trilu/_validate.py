@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import numbers
 import operator
+import os
 import sys
+import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -44,6 +47,19 @@ def numpy_k(k: Any, name: str = "k") -> int:
             return int(value)
         raise TypeError(f"{name} must be an integer, got {type(k).__name__} {k!r}")
     raise TypeError(f"{name} must be an integer, got {type(k).__name__}")
+
+
+def triangle_k(k: Any, upper: bool) -> int:
+    """numpy's k of triu (upper) or tril, as :func:`numpy_k`, with the
+    DeprecationWarning numpy >= 2.5 gives where its tri gets a k that is not
+    an integer: triu hands it ``k - 1`` (a numpy bool's is an int), tril
+    ``k``."""
+    value = numpy_k(k)
+    if INDEX_SIZES and _refuses(k):
+        handed = k - 1 if upper else k
+        if _refuses(handed):
+            not_integer(type(handed))
+    return value
 
 
 def flag(value: Any, name: str) -> bool:
@@ -87,6 +103,75 @@ def onnx_upper(upper: Any) -> bool:
     if value not in (0, 1):
         raise ValueError(f"upper must be a bool or 0/1, got {value}")
     return bool(value)
+
+
+# --- tri's sizes and k, numpy >= 2.5 ---------------------------------------------
+
+# numpy/numpy#30869 (numpy 2.5): tri, the index family and so triu and tril
+# take N, M and k through operator.index (unsigned integers too, which numpy
+# 2.4's arithmetic in their type got wrong) and deprecate what it refuses.
+# Decided once, from the numpy trilu runs on.
+INDEX_SIZES = np.lib.NumpyVersion(np.__version__) >= "2.5.0.dev0"
+
+# numpy's message, its missing space included
+_NOT_INTEGER = (
+    "Cannot convert {} safely to an integer.This will raise an error in future "
+    "versions (Deprecated NumPy 2.5)"
+)
+# The warning points past these files, as numpy's own points past numpy.lib's
+# (its skip_file_prefixes): at the line that called trilu, or numpy.
+_INSIDE = tuple(str(Path(path).parent) + os.sep for path in (__file__, np.lib.__file__))
+
+
+def _refuses(value: Any) -> bool:
+    """operator.index refuses value: no integer, to numpy >= 2.5."""
+    try:
+        operator.index(value)
+    except TypeError:
+        return True
+    return False
+
+
+def tri_sizes(N: Any, M: Any, k: Any) -> tuple[Any, Any, Any, type | None]:
+    """N, M and k as numpy >= 2.5's tri takes them: operator.index's ints,
+    or as they are where it refuses them, with the type of the first so kept
+    (None: none), which its warning names. None stays None: M's default, and
+    numpy's error before any warning as N or k."""
+    sizes = [N, M, k]
+    refused = None
+    for at, value in enumerate(sizes):
+        if value is None:
+            continue
+        try:
+            sizes[at] = operator.index(value)
+        except TypeError:
+            refused = refused or type(value)
+    return sizes[0], sizes[1], sizes[2], refused
+
+
+def triu_indices_k(k: Any) -> Any:
+    """numpy >= 2.5's triu_indices' own check of k, before its tri's:
+    operator.index's int, else k, warned of where ``k - 1`` (what its tri
+    gets, and warns of) is of another type."""
+    try:
+        return operator.index(k)
+    except TypeError:
+        if not isinstance(k, type(k - 1)):
+            not_integer(type(k))
+        return k
+
+
+def not_integer(refused: type | None) -> None:
+    """numpy >= 2.5's DeprecationWarning for a size or k of type `refused`
+    (none for None), at the first line outside trilu and numpy.lib."""
+    if refused is None:
+        return
+    frame, level = sys._getframe(1), 2
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_INSIDE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(
+        _NOT_INTEGER.format(refused.__name__), DeprecationWarning, stacklevel=level
+    )
 
 
 # --- the input ------------------------------------------------------------------
