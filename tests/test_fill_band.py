@@ -509,7 +509,7 @@ def fill_for(draw: Any, dtype: np.dtype) -> Any:
     BOUND,
     BOUND,
     st.integers(0, 2**32 - 1),
-    st.sampled_from(["fresh", "triangle", "C", "F", "strided", "swapped", "inplace"]),
+    st.sampled_from(["fresh", "triangle", "inplace", *OUT_MODES]),
     st.data(),
 )
 def test_hypothesis(

@@ -418,7 +418,7 @@ _HYP_DTYPES = [n for n in ALL_DTYPES if n not in ("struct_obj", "struct_padded")
     st.booleans(),
     st.booleans(),
     st.integers(0, 2**32 - 1),
-    st.sampled_from(["fresh", "C", "F", "strided", "swapped", "inplace"]),
+    st.sampled_from(["fresh", "inplace", *OUT_MODES]),
 )
 def test_hypothesis(
     name: str,
