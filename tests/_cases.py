@@ -237,7 +237,7 @@ def _strings(n: int, rng: np.random.Generator, maxlen: int) -> list[str]:
 
 def _random_bytes(dtype: np.dtype, shape: tuple[int, ...], rng) -> np.ndarray:
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    # drawn 8 bytes at a time: a third of the time of byte by byte
+    # 64-bit words: each draw gives 8 bytes, not 1
     words = rng.integers(0, 2**64 - 1, -(-nbytes // 8), np.uint64, endpoint=True)
     raw = words.view(np.uint8)[:nbytes]
     return raw.view(dtype).reshape(shape)  # raw is fresh: no copy needed
@@ -795,14 +795,13 @@ def mirror_oracle(x: Any, upper: bool, conj: bool = False) -> np.ndarray:
 # Elements of out's buffer before and after all out covers: a write past
 # either end of out shows there, as a write into a gap between its elements.
 GUARD = 3
-# Elements after each row where out's rows have a gap: not a whole row's
-# worth, so that no row of out starts where a row of the contiguous layout would.
+# Elements after each row where out's rows have a gap (padded rows).
 ROW_GAP = 3
 
-#: Where an out= layout has gaps: between the elements of a row (its rows not
+#: Where an out= layout has gaps: between the elements of a row (rows not
 #: contiguous), after each row (a matrix not one block), after each matrix (a
-#: batch step longer than a matrix: out=buf[::2]). The gaps of the last two
-#: axes and of the batch axes: a packed vector's batch has one axis less.
+#: batch step longer than a matrix: out=buf[::2]). On the last axis, the last
+#: but one and the one before (pack's out: the vectors are its rows).
 GAPS = ("elements", "rows", "matrices")
 
 #: The layouts of every combination of GAPS, by name: "C" has none.
@@ -833,10 +832,10 @@ def _guarded(
 def _gapped(
     gaps: tuple[str, ...], shape: tuple[int, ...]
 ) -> tuple[tuple[int, ...], tuple[slice, ...]]:
-    """(full, index): an array of shape `full` indexed so is one of `shape`
-    with `gaps` (every other element, ROW_GAP elements after each row, a
-    matrix's worth after each matrix); a gap with no axis to be on is left
-    out."""
+    """(full, index): an array of shape `full`, indexed so, is one of
+    `shape` with `gaps`: every other element, ROW_GAP elements after each
+    row, a matrix's worth after each matrix (a gap with no axis to be on
+    left out)."""
     full, index = list(shape), [slice(None)] * len(shape)
     if shape:
         step = 2 if "elements" in gaps else 1
