@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fractions
 import functools
+import itertools
 import operator
 import os
 import subprocess
@@ -236,8 +237,10 @@ def _strings(n: int, rng: np.random.Generator, maxlen: int) -> list[str]:
 
 
 def _random_bytes(dtype: np.dtype, shape: tuple[int, ...], rng) -> np.ndarray:
-    size = int(np.prod(shape, dtype=np.int64))
-    raw = rng.integers(0, 256, size * dtype.itemsize, dtype=np.uint8)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    # 64-bit words: each draw gives 8 bytes, not 1
+    words = rng.integers(0, 2**64 - 1, -(-nbytes // 8), np.uint64, endpoint=True)
+    raw = words.view(np.uint8)[:nbytes]
     return raw.view(dtype).reshape(shape)  # raw is fresh: no copy needed
 
 
@@ -327,6 +330,17 @@ def memory_variant(
         other = swapped(dtype)
         return None if other is None else make(dtype, shape, rng).astype(other)
     raise ValueError(name)
+
+
+#: Axis lengths whose product makes edge shapes: 0 (an empty array) and 1
+#: (an array both C- and F-contiguous whatever its other strides), beside 3.
+EDGE_SIZES = (0, 1, 3)
+
+
+def edge_shapes(ndims: Iterable[int] = (2, 3)) -> list[tuple[int, ...]]:
+    """Every shape of ndims dims whose axes have lengths of EDGE_SIZES:
+    (3, 1), (1, 3), (1, 1), (0, 3), (3, 1, 1), (1, 3, 1), ..."""
+    return [s for nd in ndims for s in itertools.product(EDGE_SIZES, repeat=nd)]
 
 
 def layout_ok(name: str, dtype: Any, ndim: int) -> bool:
@@ -910,38 +924,113 @@ def mirror_oracle(x: Any, upper: bool, conj: bool = False) -> np.ndarray:
 
 # --- out= and in place ----------------------------------------------------------------
 
+# Elements of out's buffer before and after all out covers: a write past
+# either end of out shows there, as a write into a gap between its elements.
+GUARD = 3
+# Elements after each row where out's rows have a gap (padded rows).
+ROW_GAP = 3
+
+#: Where an out= layout has gaps: between the elements of a row (rows not
+#: contiguous), after each row (a matrix not one block), after each matrix (a
+#: batch step longer than a matrix: out=buf[::2]). On the last axis, the last
+#: but one and the one before (pack's out: the vectors are its rows).
+GAPS = ("elements", "rows", "matrices")
+
+#: The layouts of every combination of GAPS, by name: "C" has none.
+GAPPED: dict[str, tuple[str, ...]] = {
+    "gaps:" + "+".join(on) if on else "C": on
+    for on in (
+        tuple(g for g, bit in zip(GAPS, bits, strict=True) if bit)
+        for bits in itertools.product((False, True), repeat=len(GAPS))
+    )
+}
+
+#: The layouts of out= (and of an in-place array): the gaps' product, Fortran
+#: order, each matrix transposed, every other element from the second on each
+#: axis (the batch not mergeable), every axis reversed, the other byte order.
+OUT_MODES = [*GAPPED, "F", "transposed", "strided", "reversed", "swapped"]
+
+
+def _guarded(
+    dtype: Any, shape: tuple[int, ...], rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """(a, buf): a C-ordered array of shape, random values, in the middle of
+    buf (1-D, random values), GUARD elements from either end."""
+    size = int(np.prod(shape, dtype=np.int64))
+    buf = make(dtype, (size + 2 * GUARD,), rng)
+    return buf[GUARD : GUARD + size].reshape(shape), buf
+
+
+def _gapped(
+    gaps: tuple[str, ...], shape: tuple[int, ...]
+) -> tuple[tuple[int, ...], tuple[slice, ...]]:
+    """(full, index): an array of shape `full`, indexed so, is one of
+    `shape` with `gaps`: every other element, ROW_GAP elements after each
+    row, a matrix's worth after each matrix (a gap with no axis to be on
+    left out)."""
+    full, index = list(shape), [slice(None)] * len(shape)
+    if shape:
+        step = 2 if "elements" in gaps else 1
+        row_gap = ROW_GAP if "rows" in gaps and len(shape) > 1 else 0
+        full[-1] = step * shape[-1] + row_gap
+        index[-1] = slice(None, step * shape[-1], step)
+    if "matrices" in gaps and len(shape) > 2:  # the outer batch axes: no gaps
+        full[-3] *= 2
+        index[-3] = slice(None, None, 2)
+    return tuple(full), tuple(index)
+
 
 def make_out(
     mode: str, exp: np.ndarray, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray, tuple[Any, ...]] | None:
-    """(out, buf, index): out = buf[index] in layout `mode`, of exp's shape
-    and dtype (or its other byte order), over random values; None if the
-    dtype has no such out."""
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(out, buf): out of exp's shape and dtype (or its other byte order) in
+    layout `mode`, over random values, a view into buf (1-D), whose GUARD
+    elements at either end out never covers; None if the dtype has no
+    such out."""
     shape, dtype = exp.shape, exp.dtype
-    whole = (slice(None),) * len(shape)
-    if mode == "C":
-        return (buf := make(dtype, shape, rng)), buf, whole
+    if mode in GAPPED:
+        full, index = _gapped(GAPPED[mode], shape)
+        a, buf = _guarded(dtype, full, rng)
+        return a[index], buf
     if mode == "F":
-        buf = np.asfortranarray(make(dtype, shape, rng))
-        return buf, buf, whole
-    if mode == "strided":  # every other element, offset by one, on every axis
-        buf = make(dtype, tuple(2 * s + 1 for s in shape), rng)
-        index = (slice(1, None, 2),) * len(shape)
-        return buf[index], buf, index
+        a, buf = _guarded(dtype, shape[::-1], rng)
+        return a.T, buf
+    if mode == "transposed":
+        a, buf = _guarded(dtype, (*shape[:-2], *shape[-2:][::-1]), rng)
+        return (a.swapaxes(-1, -2) if a.ndim > 1 else a), buf
+    if mode == "strided":
+        a, buf = _guarded(dtype, tuple(2 * s + 1 for s in shape), rng)
+        return a[(slice(1, None, 2),) * len(shape)], buf
     if mode == "reversed":
-        buf = make(dtype, shape, rng)
-        index = (slice(None, None, -1),) * len(shape)
-        return buf[index], buf, index
+        a, buf = _guarded(dtype, shape, rng)
+        return a[(slice(None, None, -1),) * len(shape)], buf
     if mode == "swapped":
         other = swapped(dtype)
-        if other is None:
-            return None
-        buf = make(other, shape, rng)
-        return buf, buf, whole
+        return None if other is None else _guarded(other, shape, rng)
     raise ValueError(mode)
 
 
-OUT_MODES = ["C", "F", "strided", "reversed", "swapped"]  # of out=, or an in-place copy
+def _covered(out: np.ndarray, buf: np.ndarray) -> np.ndarray:
+    """The indices in buf (1-D, contiguous) of out's elements, out a view into
+    it: an index array strided as out."""
+    w = buf.itemsize
+    at = np.arange(buf.size)
+    start = (out.ctypes.data - buf.ctypes.data) // w
+    strides = tuple(s // w * at.itemsize for s in out.strides)
+    return np.lib.stride_tricks.as_strided(at[start:], out.shape, strides).ravel()
+
+
+def assert_only_out_written(
+    out: np.ndarray, buf: np.ndarray, before: np.ndarray
+) -> None:
+    """buf holds `before` everywhere out does not cover."""
+    covered = _covered(out, buf)
+    outside = before.copy()
+    outside[covered] = buf[covered]
+    try:
+        assert_same(buf, outside)
+    except AssertionError as error:
+        raise AssertionError(f"written outside out: {error}") from None
 
 
 def check_out(
@@ -956,15 +1045,35 @@ def check_out(
     made = make_out(mode, exp, rng)
     if made is None:
         return
-    out, buf, index = made
-    buf_before = buf.copy()
+    out, buf = made
+    before = buf.copy()
     x_before = snapshot(x)
     assert call(out=out) is out
     assert_same(as_native(out, exp.dtype), exp)
-    outside = buf_before.copy()
-    outside[index] = buf[index]
-    assert_same(buf, outside)
+    assert_only_out_written(out, buf, before)
     assert snapshot(x) == x_before, "the input was modified"
+
+
+def check_in_place(
+    call: Callable[..., Any],
+    oracle: Callable[[np.ndarray], np.ndarray],
+    x: np.ndarray,
+    how: str,
+    rng: np.random.Generator,
+) -> None:
+    """y, x's values in out= layout `how` (byte-swapped by hand for "swapped":
+    numpy's casts leave generic datetimes unswapped): call(y, out=y) returns
+    y, which then holds oracle(x); nothing of y's buffer beyond y is written."""
+    made = make_out(how, x, rng)
+    if made is None:
+        return
+    y, buf = made
+    y[...] = as_native(x, y.dtype)
+    exp = oracle(x)
+    before = buf.copy()
+    assert call(y, out=y) is y
+    assert_same(as_native(y, exp.dtype), exp)
+    assert_only_out_written(y, buf, before)
 
 
 def check_fresh(call: Callable[..., Any], x: Any, exp: np.ndarray) -> None:
@@ -973,31 +1082,6 @@ def check_fresh(call: Callable[..., Any], x: Any, exp: np.ndarray) -> None:
     assert_same(call(), exp)
     if before is not None:
         assert snapshot(x) == before, "the input was modified"
-
-
-def in_place_copy(
-    x: np.ndarray, how: str, rng: np.random.Generator
-) -> np.ndarray | None:
-    """A writable array with x's values: C, F, strided, reversed or byte-swapped."""
-    if how == "C":
-        return x.copy()
-    if how == "F":
-        return np.asfortranarray(x)
-    if how == "strided":
-        buf = make(x.dtype, tuple(2 * s for s in x.shape), rng)
-        y = buf[(slice(None, None, 2),) * x.ndim]
-        y[...] = x
-        return y
-    if how == "reversed":
-        y = make(x.dtype, x.shape, rng)[(slice(None, None, -1),) * x.ndim]
-        y[...] = x
-        return y
-    if how == "swapped":
-        other = swapped(x.dtype)
-        if other is None:
-            return None
-        return x.astype(other)
-    raise ValueError(how)
 
 
 # --- walking a product ----------------------------------------------------------------

@@ -10,6 +10,8 @@ Layout). The installed numpy is the oracle for every dtype and layout of
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -18,11 +20,18 @@ from _cases import (
     ALL_DTYPES,
     LAYOUTS,
     assert_same,
+    band_oracle,
     dtype_params,
+    edge_shapes,
+    every,
+    fills,
     layout,
     layout_ok,
     make,
+    mirror_oracle,
     numpy_oracle,
+    onnx_zero,
+    triangle_oracle,
 )
 
 import trilu
@@ -160,6 +169,63 @@ def test_order_is_numpys(order: str, shape: tuple[int, ...], rng) -> None:
             assert_same(np.ascontiguousarray(got), numpy_oracle(x, k, upper))
             got = trilu.trilu(x, k, upper, order=order)
             assert got.strides == exp.strides
+
+
+ORDERS = [None, "K", "A", "C", "F"]
+
+
+def order_calls(x: np.ndarray) -> Iterator[tuple[str, Callable[..., Any], np.ndarray]]:
+    """(name, call taking order=, its answer) for every function with order=:
+    triu and tril (with fill= too, another path), band, the ONNX operator,
+    and mirror for square matrices."""
+    fill = fills(x.dtype)[0]
+    yield "triu", partial(trilu.triu, x, 1), numpy_oracle(x, 1, True)
+    yield "tril", partial(trilu.tril, x, -1), numpy_oracle(x, -1, False)
+    exp = triangle_oracle(x, 0, True, fill)
+    yield "triu fill", partial(trilu.triu, x, fill=fill), exp
+    yield "band", partial(trilu.band, x, -1, 1), band_oracle(x, -1, 1)
+    exp = band_oracle(x, 0, 2, fill)
+    yield "band fill", partial(trilu.band, x, 0, 2, fill=fill), exp
+    exp = triangle_oracle(x, 0, False, onnx_zero(x.dtype))
+    yield "trilu", partial(trilu.trilu, x, 0, False), exp
+    if x.shape[-1] == x.shape[-2]:
+        yield "mirror", partial(trilu.mirror, x), mirror_oracle(x, True)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, object], ids=str)
+@pytest.mark.parametrize("order", ORDERS, ids=str)
+def test_order_on_edge_shapes(order: str | None, dtype: Any, rng) -> None:
+    """Shapes with length-1 axes (C- and F-contiguous at once) and length-0
+    ones, in every layout, through every function with order=: the result is
+    numpy's bytes, laid out as numpy.empty_like(m, order=order) (as
+    numpy.triu(m) for None), strides and flags."""
+
+    def check(case: tuple[tuple[int, ...], str]) -> None:
+        shape, name = case
+        x = layout(name, dtype, shape, rng)
+        for fn, call, exp in order_calls(x):
+            got = call(order=order)
+            if order is None:
+                like = numpy_oracle(x, 0, True)
+            else:
+                like = np.empty_like(x, order=order, dtype=exp.dtype)
+            try:
+                assert_same(got, exp)
+                assert got.strides == like.strides, f"strides {got.strides}"
+                for flag in FLAGS:
+                    assert getattr(got.flags, flag) == getattr(like.flags, flag), flag
+            except AssertionError as error:
+                raise AssertionError(f"{fn} of {x.strides}: {error}") from None
+
+    every(
+        [
+            (shape, name)
+            for shape in edge_shapes()
+            for name in LAYOUTS
+            if layout_ok(name, dtype, len(shape))
+        ],
+        check,
+    )
 
 
 def test_order_on_other_paths(rng) -> None:

@@ -13,101 +13,33 @@ import itertools
 import os
 import sys
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import numpy as np
 import pytest
-from _cases import HANDLERS, assert_same, run_python
+from _cases import (
+    HANDLERS,
+    OUT_MODES,
+    assert_only_out_written,
+    assert_same,
+    check_out,
+    every,
+    func,
+    make,
+    numpy_oracle,
+    run_python,
+)
 
-import trilu
 from trilu import _kernel
-
-SENTINEL = 0x5A
 
 
 def _padded(
-    shape: tuple[int, ...], pad: int, dtype: Any
-) -> tuple[np.ndarray, np.ndarray]:
-    """A view of shape whose rows sit `pad` elements apart beyond their end,
-    in a buffer (returned too) of sentinel bytes."""
-    *batch, n, m = shape
-    buf = np.full((*batch, n, (m + pad) * np.dtype(dtype).itemsize), SENTINEL, np.uint8)
-    view = buf.view(dtype)[..., :m]
-    return view, buf
-
-
-def _strided(
-    shape: tuple[int, ...], buf: np.ndarray, strides: tuple[int, ...], dtype: Any
+    shape: tuple[int, ...], pad: int, dtype: Any, rng: np.random.Generator
 ) -> np.ndarray:
-    return np.lib.stride_tricks.as_strided(
-        buf.view(dtype).reshape(-1), shape, strides, writeable=True
-    )
-
-
-# Each maker: (the input x) -> (out, the whole buffer out lies in)
-OutMaker = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
-
-
-def _out_c(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    out = np.empty(x.shape, x.dtype)
-    out.view(np.uint8)[...] = SENTINEL
-    return out, out
-
-
-def _out_f(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    buf = _out_c(np.empty(x.shape[::-1], x.dtype))[0]
-    return buf.T, buf
-
-
-def _out_padded(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return _padded(x.shape, 3, x.dtype)
-
-
-def _out_every_other(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every element of out two apart, rows and columns (and batch) alike."""
-    big = tuple(2 * s for s in x.shape)
-    buf = _out_c(np.empty(big, x.dtype))[0]
-    return buf[(slice(None, None, 2),) * x.ndim], buf
-
-
-def _out_reversed(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    buf = _out_c(x)[0]
-    return buf[..., ::-1, ::-1], buf
-
-
-def _out_transposed(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    buf = _out_c(np.empty(x.shape[:-2] + x.shape[:-3:-1], x.dtype))[0]
-    return buf.swapaxes(-1, -2), buf
-
-
-def _out_batch_step_of_input(x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """out's rows packed, but each matrix rows x the input's row stride after
-    the last: the batch steps of out match the input's rows, not out's own."""
-    *batch, n, m = x.shape
-    w = x.itemsize
-    row = abs(x.strides[-2])
-    if x.ndim < 3 or row <= m * w or x.strides[-1] != w:
-        return None
-    step = n * row
-    count = int(np.prod(batch)) if batch else 1
-    buf = np.full(count * step, SENTINEL, np.uint8)
-    strides: list[int] = []
-    size = step
-    for b in reversed(batch):
-        strides.insert(0, size)
-        size *= b
-    return _strided(x.shape, buf, (*strides, m * w, w), x.dtype), buf
-
-
-OUTS: dict[str, Any] = {
-    "C": _out_c,
-    "F": _out_f,
-    "padded": _out_padded,
-    "every_other": _out_every_other,
-    "reversed": _out_reversed,
-    "transposed": _out_transposed,
-    "batch_step_of_input": _out_batch_step_of_input,
-}
+    """An array of shape whose rows sit `pad` elements apart beyond their end."""
+    *batch, n, m = shape
+    return make(dtype, (*batch, n, m + pad), rng)[..., :m]
 
 
 def _inputs(
@@ -118,7 +50,7 @@ def _inputs(
     base = rng.integers(1, 250, shape, np.uint8).astype(dtype)
     yield "C", base
     yield "F", np.asfortranarray(base)
-    view, _ = _padded(shape, 5, dtype)
+    view = _padded(shape, 5, dtype, rng)
     view[...] = base
     yield "padded", view
     yield "neg_cols", base[..., ::-1]
@@ -140,82 +72,108 @@ SHAPES = {
     "batch": (3, 17, 23),
     "batches": (2, 3, 9, 11),
 }
+DTYPES = [np.uint8, np.float32, np.complex128]
 
 
-@pytest.mark.parametrize("out_name", list(OUTS))
+def check_inputs(
+    shape: tuple[int, ...],
+    dtype: Any,
+    out_name: str,
+    call: Callable[[np.ndarray, int, bool], Callable[..., np.ndarray]],
+    rng: np.random.Generator,
+) -> None:
+    """call(x, k, upper)(out=out) for every input layout x of shape into
+    out= layout out_name (check_out), each k of _ks, both triangles."""
+    inputs = dict(_inputs(shape, dtype, rng))
+
+    def check(case: tuple[str, int, bool]) -> None:
+        in_name, k, upper = case
+        x = inputs[in_name]
+        check_out(call(x, k, upper), x, numpy_oracle(x, k, upper), out_name, rng)
+
+    every(itertools.product(inputs, _ks(*shape[-2:]), (True, False)), check)
+
+
+def plain(x: np.ndarray, k: int, upper: bool) -> Callable[..., np.ndarray]:
+    """triu/tril(x, k, out=out)."""
+    return partial(func(upper), x, k)
+
+
+@pytest.mark.parametrize("out_name", OUT_MODES)
 @pytest.mark.parametrize("shape_name", list(SHAPES))
-@pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.complex128], ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_product(out_name: str, shape_name: str, dtype: Any) -> None:
-    """Every input layout into every out layout, each k, both triangles."""
+    """Every input layout into every out= layout of _cases' makers, each k,
+    both triangles."""
     rng = np.random.default_rng(19)
-    shape = SHAPES[shape_name]
-    for in_name, x in _inputs(shape, dtype, rng):
-        made = OUTS[out_name](x)
-        if made is None:
-            continue
-        for k, upper in itertools.product(_ks(*shape[-2:]), (True, False)):
-            made = OUTS[out_name](x)
-            out, buf = made
-            before = x.copy()
-            fn = trilu.triu if upper else trilu.tril
-            assert fn(x, k, out=out) is out
-            where = f"{in_name} into {out_name}, k={k}, upper={upper}"
-            try:
-                assert_same(out, (np.triu if upper else np.tril)(x, k))
-                untouched(out, buf)
-                assert_same(x, before)
-            except AssertionError as e:
-                raise AssertionError(f"{where}: {e}") from None
+    check_inputs(SHAPES[shape_name], dtype, out_name, plain, rng)
 
 
-def untouched(out: np.ndarray, buf: np.ndarray) -> None:
-    """The bytes of buf that out does not cover still hold the sentinel.
+def _out_batch_step_of_input(
+    x: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """(out, buf): out's rows packed, but each matrix rows x x's row stride
+    after the last (x's rows padded): the batch steps of out match x's rows,
+    not out's own; buf (1-D) holds out."""
+    *batch, n, m = x.shape
+    w = x.itemsize
+    assert x.ndim >= 3
+    assert abs(x.strides[-2]) > m * w
+    assert x.strides[-1] == w
+    step = n * abs(x.strides[-2])
+    strides: list[int] = []
+    size = step
+    for b in reversed(batch):
+        strides.insert(0, size)
+        size *= b
+    buf = make(x.dtype, (size // w,), rng)
+    out = np.lib.stride_tricks.as_strided(buf, x.shape, (*strides, m * w, w))
+    return out, buf
 
-    out's own elements are set to the sentinel for the look (and put back
-    after): then every byte of buf is the sentinel exactly where each byte
-    out does not cover still is. One pass over buf, compared a word at a time.
-    """
-    assert buf.flags.c_contiguous
-    raw = buf.reshape(-1).view(np.uint8)  # buf's own memory: a view
-    cells = out.view(np.dtype((np.void, out.itemsize)))  # any strides: same width
-    assert np.may_share_memory(cells, raw)
-    results = cells.copy()
-    cells[...] = np.void(bytes([SENTINEL]) * out.itemsize)
-    try:
-        whole = raw.size - raw.size % 8
-        words = raw[:whole].view(np.uint64)
-        clean = bool((words == np.uint64(SENTINEL * 0x0101010101010101)).all())
-        clean = clean and bool((raw[whole:] == SENTINEL).all())
-    finally:
-        cells[...] = results
-    assert clean, "bytes outside out were written"
 
-
-def test_batch_merged_with_out_batch_step_of_input() -> None:
+@pytest.mark.parametrize("shape_name", ["batch", "batches"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_batch_merged_with_out_batch_step_of_input(shape_name: str, dtype: Any) -> None:
     """Whole matrices kept or zeroed merge across the batch only where both
     arrays' batch steps continue their own rows (here out's batch step is
     rows x the input's row stride, not its own)."""
     rng = np.random.default_rng(5)
-    x, _ = _padded((4, 5, 6), 2, np.float64)
-    x[...] = rng.random((4, 5, 6))
-    for k, upper in itertools.product((-7, 7), (True, False)):
-        out, buf = _out_batch_step_of_input(x)
-        (trilu.triu if upper else trilu.tril)(x, k, out=out)
-        assert_same(out, (np.triu if upper else np.tril)(x, k))
-        untouched(out, buf)
+    shape = SHAPES[shape_name]
+    x = _padded(shape, 2, dtype, rng)
+    for k, upper in itertools.product(_ks(*shape[-2:]), (True, False)):
+        out, buf = _out_batch_step_of_input(x, rng)
+        before = buf.copy()
+        assert func(upper)(x, k, out=out) is out
+        assert_same(out, numpy_oracle(x, k, upper))
+        assert_only_out_written(out, buf, before)
 
 
-def test_backwards_columns_into_strided_out() -> None:
+@pytest.mark.parametrize(
+    "out_name", [m for m in OUT_MODES if "elements" in m or m == "strided"]
+)
+def test_backwards_columns_into_strided_out(out_name: str) -> None:
     """A row read backwards ([..., ::-1]) into an out whose elements are all
     two or more apart: the backwards loop is for a contiguous out only."""
     rng = np.random.default_rng(6)
     for dtype in (np.uint8, np.int16, np.float32, np.float64, np.complex128):
         x = rng.integers(1, 99, (6, 40, 30)).astype(dtype)[..., ::-1]
         for k, upper in itertools.product((-3, 0, 4), (True, False)):
-            out, buf = _out_every_other(x)
-            (trilu.triu if upper else trilu.tril)(x, k, out=out)
-            assert_same(out, (np.triu if upper else np.tril)(x, k))
-            untouched(out, buf)
+            exp = numpy_oracle(x, k, upper)
+            check_out(partial(func(upper), x, k), x, exp, out_name, rng)
+
+
+def threaded(
+    x: np.ndarray, k: int, upper: bool, threads: int | None = None
+) -> Callable[..., np.ndarray]:
+    """triu/tril(x, k, out=out), once explain says the plan for out has
+    `threads` threads (None: more than one)."""
+
+    def call(out: np.ndarray) -> np.ndarray:
+        got = _kernel.explain(x, k, upper, out)["threads"]
+        assert got > 1 if threads is None else got == threads, got
+        return func(upper)(x, k, out=out)
+
+    return call
 
 
 @pytest.mark.usefixtures("threads4")
@@ -224,29 +182,32 @@ def test_threads_start_past_the_first_matrix() -> None:
     unequal batch axes after merging: each seeks its own matrix."""
     rng = np.random.default_rng(7)
     x = rng.random((4, 6, 10, 100, 100))[::2, ::2, ::2]
-    for out_name in ("C", "every_other", "transposed"):
+    for out_name in ("C", "gaps:elements+rows+matrices", "transposed"):
         for k, upper in itertools.product((-30, 0, 45), (True, False)):
-            out, _ = OUTS[out_name](x)
-            assert _kernel.explain(x, k, upper, out)["threads"] == 4
-            (trilu.triu if upper else trilu.tril)(x, k, out=out)
-            assert_same(out, (np.triu if upper else np.tril)(x, k))
-            got = (trilu.triu if upper else trilu.tril)(x, k)
-            assert_same(got, (np.triu if upper else np.tril)(x, k))
+            exp = numpy_oracle(x, k, upper)
+            check_out(threaded(x, k, upper, 4), x, exp, out_name, rng)
+            assert_same(func(upper)(x, k), exp)
+
+
+# out= layouts for the threaded product: contiguous, Fortran, each row, each
+# matrix or every element followed by a gap, reversed
+THREADED_OUTS = [
+    "C",
+    "F",
+    "gaps:rows",
+    "gaps:matrices",
+    "gaps:elements+rows+matrices",
+    "reversed",
+]
 
 
 @pytest.mark.usefixtures("threads4")
-@pytest.mark.parametrize("out_name", ["C", "F", "padded", "every_other", "reversed"])
+@pytest.mark.parametrize("out_name", THREADED_OUTS)
 def test_threaded_product(out_name: str) -> None:
     """Large enough for 4 threads: each input layout into out, batch and not."""
     rng = np.random.default_rng(8)
     for shape in ((400, 500), (3, 5, 7, 60, 50)):
-        for in_name, x in _inputs(shape, np.float64, rng):
-            for k, upper in itertools.product((-40, 0, 33), (True, False)):
-                out, buf = OUTS[out_name](x)
-                assert _kernel.explain(x, k, upper, out)["threads"] > 1, in_name
-                (trilu.triu if upper else trilu.tril)(x, k, out=out)
-                assert_same(out, (np.triu if upper else np.tril)(x, k))
-                untouched(out, buf)
+        check_inputs(shape, np.float64, out_name, threaded, rng)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS and glibc's mallopt")

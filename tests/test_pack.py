@@ -569,7 +569,7 @@ SETTINGS = settings(
     K,
     st.booleans(),
     st.integers(0, 2**32 - 1),
-    st.sampled_from(["fresh", "C", "strided", "swapped"]),
+    st.sampled_from(["fresh", *OUT_MODES]),
 )
 def test_pack_hypothesis(
     name: str,
@@ -610,7 +610,7 @@ def test_pack_hypothesis(
     st.booleans(),
     st.integers(0, 2**32 - 1),
     st.sampled_from(VLAYOUTS),
-    st.sampled_from(["fresh", "C", "F", "swapped"]),
+    st.sampled_from(["fresh", *OUT_MODES]),
     st.data(),
 )
 def test_unpack_hypothesis(
