@@ -93,7 +93,7 @@ from packaging.requirements import Requirement
 POLICY, GLIBC = "manylinux2014", (2, 17)  # PEP 599: manylinux2014 is glibc 2.17
 CHROOT = {"aarch64": "arm64"}  # Debian's name of the emulated chroot
 HOST_ZIG = Path(ziglang.__file__).parent
-WORK = "/trilu-wheels"  # inside the chroot, made anew each run
+WORK = "trilu-wheels"  # the chroot's /trilu-wheels, made anew each run
 EXTRA = ["pytest-xdist"]  # not in the test extra: a worker a core
 WORKERS = ["-n", str(os.cpu_count() or 1)]
 
@@ -133,22 +133,31 @@ def build_native(sdist: Path, tmp: Path) -> tuple[Path, Path]:
 def build_in_chroot(root: Path, sdist: Path, version: str) -> tuple[Path, Path]:
     """The aarch64 wheel, built by the chroot's CPython with zig from the host,
     and the unpacked sdist (both under the chroot)."""
-    work = root / WORK.lstrip("/")
+    work = root / WORK
     shutil.rmtree(work, ignore_errors=True)
     src = unpack(sdist, work / "src")
-    reqs = download_wheels(
-        "arm64", build_requirements(), version, work / "build-wheels"
+    reqs = download_wheels("arm64", build_requirements(), version, work / "wheels")
+    # Debian's pyconfig.h includes <aarch64-linux-gnu/python3.X/pyconfig.h>
+    # from the system's include path, which zig, a cross compiler, does not
+    # search: a directory holding that one entry is searched instead.
+    config = work / "pyconfig" / "aarch64-linux-gnu"
+    config.mkdir(parents=True)
+    (config / f"python{version}").symlink_to(
+        f"/usr/include/aarch64-linux-gnu/python{version}"
     )
-    env = {**chroot_env(TARGETS["arm64"]), **build_env("aarch64", f"{WORK}/zig/zig")}
-    inside = f"{WORK}/src/{src.name}"
-    with mounted(root, {WORK.lstrip("/") + "/zig": HOST_ZIG}):
+    env = {
+        **chroot_env(TARGETS["arm64"]),
+        **build_env("aarch64", f"/{WORK}/zig/zig"),
+        "CPPFLAGS": f"-I/{WORK}/pyconfig",
+    }
+    with mounted(root, {f"{WORK}/zig": HOST_ZIG}):
         run(
             in_chroot(root,
-                f"python3 -m venv {WORK}/build-venv\n"
-                f"{WORK}/build-venv/bin/pip install -q --no-index --find-links "
-                f"{WORK}/build-wheels {shlex.join(reqs)}\n"
-                f"cd {inside} && nice -n 19 {WORK}/build-venv/bin/python -m build "
-                f"--wheel --no-isolation --outdir {WORK}/dist ."),
+                f"python3 -m venv /{WORK}/build-venv\n"
+                f"/{WORK}/build-venv/bin/pip install -q --no-index --find-links "
+                f"/{WORK}/wheels {shlex.join(reqs)}\n"
+                f"cd /{WORK}/src/{src.name} && nice -n 19 /{WORK}/build-venv/bin/python"
+                f" -m build --wheel --no-isolation --outdir /{WORK}/dist ."),
             env=env,
         )  # fmt: skip
     (wheel,) = (work / "dist").glob("*aarch64.whl")
@@ -184,9 +193,12 @@ def audit(wheel: Path, arch: str) -> tuple[Path, str, list[str]]:
     unpacks beside the wheel): the repaired wheel, beside the one built, the
     tag auditwheel shows, and the problems found."""
     fixed = wheel.parent / "repaired"
-    run(["auditwheel", "repair", "--plat", f"{POLICY}_{arch}", "-w", fixed, wheel])
+    # --plat auto: the most compatible tag the wheel's symbols allow, for the
+    # architecture its name gives (auditwheel offers the host's alone by name).
+    auditwheel = [sys.executable, "-m", "auditwheel"]
+    run([*auditwheel, "repair", "--plat", "auto", "-w", fixed, wheel])
     (repaired,) = fixed.glob("*.whl")
-    shown = run(["auditwheel", "show", repaired], capture_output=True).stdout
+    shown = run([*auditwheel, "show", repaired], capture_output=True).stdout
     print(shown)
     match = re.search(r'following platform tag: "([^"]+)"', " ".join(shown.split()))
     tag = match[1] if match else "none"
@@ -230,36 +242,32 @@ def test_in_chroot(
 ) -> tuple[bool, str]:
     """The wheel with its test extra, as far as it has wheels for aarch64, in a
     fresh venv of the chroot: --check, then pytest."""
-    work = root / WORK.lstrip("/")
     wanted = [*test_extra(), *EXTRA]
     found = download_wheels(
-        "arm64", [str(wheel), *wanted], version, work / "test-wheels"
+        "arm64", [str(wheel), *wanted], version, root / WORK / "test-wheels"
     )
     if str(wheel) not in found:
-        return (
-            False,
-            f"{wheel.name}: pip finds it incompatible with the chroot's Python",
-        )
+        return False, f"pip finds {wheel.name} incompatible with the chroot's Python"
     left_out = [r for r in wanted if r not in found]
-    test_sources(work / "tests", src)
+    test_sources(root / WORK / "tests", src)
     env = chroot_env(TARGETS["arm64"])
-    venv = f"{WORK}/test-venv"
+    venv, tests = f"/{WORK}/test-venv", f"/{WORK}/tests"
     with mounted(root):
         run(
             in_chroot(root,
                 f"python3 -m venv {venv}\n"
                 f"nice -n 19 {venv}/bin/pip install -q --no-index --find-links "
-                f"{WORK}/test-wheels {WORK}/test-wheels/{wheel.name} "
-                f"{shlex.join(r for r in found if r != str(wheel))}"),
+                f"/{WORK}/test-wheels /{WORK}/test-wheels/{wheel.name} "
+                f"{shlex.join(r for r in wanted if r in found)}"),
             env=env,
         )  # fmt: skip
         check = run(
-            in_chroot(root, f"cd {WORK}/tests && {venv}/bin/python -m trilu --check"),
+            in_chroot(root, f"cd {tests} && {venv}/bin/python -m trilu --check"),
             env=env, check=False, capture_output=True,
         )  # fmt: skip
         print(check.stdout, check.stderr)
         status, summary = run_logged(
-            in_chroot(root, f"cd {WORK}/tests && nice -n 19 {venv}/bin/python -m pytest "
+            in_chroot(root, f"cd {tests} && nice -n 19 {venv}/bin/python -m pytest "
                       f"-p no:cacheprovider {shlex.join([*WORKERS, *pytest_args])}"),
             CACHE / "wheels-aarch64.log",
             env=env,
