@@ -190,7 +190,7 @@ def download_wheels(arch: str, reqs: list[str], version: str, dest: Path) -> lis
         if proc.returncode == 0:
             found.append(req)
         else:
-            log(f"{req}: no wheel for {arch} and Python {version}; its tests will skip")
+            log(f"{req}: no wheel for {arch} and Python {version}: left out")
     return found
 
 

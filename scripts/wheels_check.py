@@ -27,20 +27,22 @@ without Docker:
      wheel of this environment's numpy (with setuptools and Cython at this
      environment's versions too): both wheels are built against one numpy, the
      newest (Debian's is older), as cibuildwheel builds them.
-3. ``auditwheel repair --plat manylinux2014_ARCH``, then ``auditwheel show`` of
-   the result: the tag it gives must be manylinux_2_17 or older. auditwheel
-   reads symbol versions only, and a function newer than glibc 2.17, absent
-   from zig's 2.17 stubs, would stay undefined without one: no undefined symbol
-   but Python's may lack a version. Then cibuildwheel's ``audit-command``
+3. ``auditwheel repair --plat auto``, then ``auditwheel show`` of the result:
+   the tag it gives must be manylinux_2_17 or older. auditwheel reads symbol
+   versions only, and a function newer than glibc 2.17, absent from zig's 2.17
+   stubs, would stay undefined without one: no undefined symbol but Python's
+   may lack a version. Then cibuildwheel's ``audit-command``
    (check-wheel-contents, the extension stripped). The wheels are left in
    ``wheelhouse/``.
 4. Each wheel in a fresh virtual environment, with the ``test`` extra and
-   pytest-xdist (a worker a core: the emulated suite takes twice as long on
-   one): x86-64 natively, from PyPI; aarch64 inside the chroot under qemu-user,
+   pytest-xdist (a worker a core, as the emulated session runs the suite):
+   x86-64 natively, from PyPI; aarch64 inside the chroot under qemu-user,
    from wheels downloaded on the host for its platform (a test dependency that
-   has none is left out, and its tests skip). There ``python -m trilu
-   --check``, then pytest, from a directory holding only cibuildwheel's
-   test-sources, taken from the sdist.
+   has none is left out, and its tests skip). As in cibuildwheel's test
+   environment, each gets the newest numpy for its Python: it may be newer
+   than the one the wheel was built against, and differ between the two. There
+   ``python -m trilu --check``, then pytest, from a directory holding only
+   cibuildwheel's test-sources, taken from the sdist.
 
 Needs root (Debian's ``file`` for the audit; the chroot: debootstrap, chroot,
 mounts) and, the first time, network access to PyPI and deb.debian.org. Runs
