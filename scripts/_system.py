@@ -88,7 +88,7 @@ def apt_install(*packages: str) -> None:
     if not missing:
         return
     if os.geteuid() != 0:
-        sys.exit(f"needs root to install: {' '.join(missing)}")
+        sys.exit(f"needs root to install them: apt-get install {' '.join(missing)}")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     run(["apt-get", "update", "-q"], env=env)
     run(
@@ -128,15 +128,16 @@ def source_copy(dest: Path) -> Path:
     return dest
 
 
-def test_sources(dest: Path) -> Path:
-    """cibuildwheel's test-sources copied to dest, where pytest can run against
-    the installed trilu and never import the checkout's."""
+def test_sources(dest: Path, source: Path) -> Path:
+    """cibuildwheel's test-sources copied from source (the checkout, or an
+    unpacked sdist) to dest, where pytest can run against the installed trilu
+    and never import the checkout's."""
     for name in pyproject()["tool"]["cibuildwheel"]["test-sources"]:
-        if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, dest / name)
+        if (source / name).is_dir():
+            shutil.copytree(source / name, dest / name)
         else:
             dest.mkdir(parents=True, exist_ok=True)
-            shutil.copy(ROOT / name, dest / name)
+            shutil.copy(source / name, dest / name)
     return dest
 
 

@@ -155,25 +155,32 @@ def make_chroot(arch: str, target: dict) -> Path:
 
 
 @contextlib.contextmanager
-def mounted(root: Path) -> Iterator[None]:
-    """/proc, /dev and /dev/shm of the host inside the chroot, for a while."""
+def mounted(root: Path, binds: dict[str, Path] | None = None) -> Iterator[None]:
+    """/proc, /dev and /dev/shm of the host inside the chroot, for a while, and
+    each host directory of binds, read-only, at its path inside."""
     run(["mount", "-t", "proc", "proc", root / "proc"])
     run(["mount", "--bind", "/dev", root / "dev"])
     run(["mount", "-t", "tmpfs", "shm", root / "dev" / "shm"])
+    points = ["dev/shm", "dev", "proc"]
     try:
+        for inside, host in (binds or {}).items():
+            (root / inside).mkdir(parents=True, exist_ok=True)
+            run(["mount", "--bind", "-o", "ro", host, root / inside])
+            points.insert(0, inside)
         yield
     finally:
-        for point in ("dev/shm", "dev", "proc"):
+        for point in points:
             run(["umount", "-l", root / point], check=False)
 
 
-def download_wheels(arch: str, target: dict, version: str, dest: Path) -> list[str]:
-    """Wheels for the chroot's Python; returns the requirements that have one."""
+def download_wheels(arch: str, reqs: list[str], version: str, dest: Path) -> list[str]:
+    """Wheels of reqs (and what they need) for the chroot's Python, into dest;
+    returns the requirements that have one."""
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
-    platforms = [x for p in target["platforms"] for x in ("--platform", p)]
+    platforms = [x for p in TARGETS[arch]["platforms"] for x in ("--platform", p)]
     found = []
-    for req in target["pypi"]:
+    for req in reqs:
         proc = run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--dest", dest,
              "--only-binary", ":all:", *platforms, "--python-version", version,
@@ -183,11 +190,33 @@ def download_wheels(arch: str, target: dict, version: str, dest: Path) -> list[s
         if proc.returncode == 0:
             found.append(req)
         else:
-            log(f"{req}: no wheel for {arch} and Python {version}; its tests will skip")
-    # numpy stays Debian's: drop the wheels pulled in as a dependency.
-    for wheel in dest.glob("numpy-*.whl"):
-        wheel.unlink()
+            log(f"{req}: no wheel for {arch} and Python {version}: left out")
     return found
+
+
+def prepare(arch: str) -> Path:
+    """The chroot of arch (made once), and qemu-user registered to run it."""
+    if os.geteuid() != 0:
+        sys.exit("needs root: debootstrap, chroot and mounts")
+    apt_install(
+        "debootstrap", "qemu-user-static", "binfmt-support", "debian-archive-keyring"
+    )
+    binfmt = Path("/proc/sys/fs/binfmt_misc")
+    if not (binfmt / "status").exists():
+        run(["mount", "-t", "binfmt_misc", "binfmt_misc", binfmt])
+    run(["update-binfmts", "--enable", TARGETS[arch]["qemu"]], check=False)
+    return make_chroot(arch, TARGETS[arch])
+
+
+def python_version(root: Path, target: dict) -> str:
+    """The chroot's Python version, as 3.13."""
+    return run(
+        in_chroot(
+            root, "python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'"
+        ),
+        env=chroot_env(target),
+        capture_output=True,
+    ).stdout.strip()
 
 
 def main() -> None:
@@ -197,26 +226,14 @@ def main() -> None:
     # A pytest worker a core: qemu-user runs each process on one core.
     workers = ["-n", str(os.cpu_count() or 1)]
     pytest_args = [*workers, *target["pytest"], *sys.argv[2:]]
-    if os.geteuid() != 0:
-        sys.exit("needs root: debootstrap, chroot and mounts")
-    apt_install(
-        "debootstrap", "qemu-user-static", "binfmt-support", "debian-archive-keyring"
-    )
-    binfmt = Path("/proc/sys/fs/binfmt_misc")
-    if not (binfmt / "status").exists():
-        run(["mount", "-t", "binfmt_misc", "binfmt_misc", binfmt])
-    run(["update-binfmts", "--enable", target["qemu"]], check=False)
     started = time.monotonic()
-    root = make_chroot(arch, target)
+    root = prepare(arch)
     env = chroot_env(target)
-    version = run(
-        in_chroot(
-            root, "python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'"
-        ),
-        env=env,
-        capture_output=True,
-    ).stdout.strip()
-    wheels = shlex.join(download_wheels(arch, target, version, root / "wheels"))
+    version = python_version(root, target)
+    wheels = shlex.join(download_wheels(arch, target["pypi"], version, root / "wheels"))
+    # numpy stays Debian's: drop the wheels pulled in as a dependency.
+    for wheel in (root / "wheels").glob("numpy-*.whl"):
+        wheel.unlink()
     source_copy(root / "src" / "trilu")
     with mounted(root):
         run(

@@ -36,6 +36,7 @@ from pathlib import Path
 from _system import (
     CACHE,
     MIRROR,
+    ROOT,
     apt_install,
     finish,
     log,
@@ -201,7 +202,7 @@ def main() -> None:
         status, summary = run_logged(
             [vpy, "-m", "pytest", "-p", "no:cacheprovider", *args.pytest_args],
             CACHE / f"freethreaded-{version}t.log",
-            cwd=test_sources(Path(tmp) / "tests-only"),
+            cwd=test_sources(Path(tmp) / "tests-only", ROOT),
             env=env,
         )
     name = run([python, "-VV"], capture_output=True).stdout.strip()
