@@ -3,10 +3,13 @@
 
 The kernel answers the common calls: sizes and ``k`` that are ints, and for
 ``tri`` a numeric or bool dtype. Anything else (floats or bools as sizes,
-numpy scalars of other widths, 0-d arrays, ``like=``, strings, objects,
-datetimes) goes to numpy's own function, from numpy's module, which
-:func:`trilu.use_in_numpy` never replaces: it gives numpy's answer or numpy's
-error to the letter in every numpy version.
+numpy scalars of other widths, 0-d arrays, ``like=`` a numpy or
+``__array_function__`` array, strings, objects, datetimes) goes to numpy's own
+function, from numpy's module, which :func:`trilu.use_in_numpy` never
+replaces: it gives numpy's answer or numpy's error to the letter in every
+numpy version. ``tri(like=)`` an array that speaks DLPack makes the result
+here and hands it to that array's library (``_dispatch.like``); the index
+arrays are numpy's, whatever the input, as numpy's are.
 """
 
 from __future__ import annotations
@@ -17,15 +20,16 @@ from typing import Any
 
 import numpy as np
 
-from . import _kernel, _route
+from . import _dispatch, _kernel, _private
 
 _ndarray = np.ndarray
 _Pair = Callable[..., tuple[np.ndarray, np.ndarray]]
-_np_tri: Callable[..., np.ndarray] = _route.numpy_original("tri")
-_np_triu_indices: _Pair = _route.numpy_original("triu_indices")
-_np_tril_indices: _Pair = _route.numpy_original("tril_indices")
-_np_triu_indices_from: _Pair = _route.numpy_original("triu_indices_from")
-_np_tril_indices_from: _Pair = _route.numpy_original("tril_indices_from")
+# numpy's own functions, which trilu.use_in_numpy() never replaces
+_np_tri: Callable[..., np.ndarray] = _private.numpy_twodim.tri
+_np_triu_indices: _Pair = _private.numpy_twodim.triu_indices
+_np_tril_indices: _Pair = _private.numpy_twodim.tril_indices
+_np_triu_indices_from: _Pair = _private.numpy_twodim.triu_indices_from
+_np_tril_indices_from: _Pair = _private.numpy_twodim.tril_indices_from
 
 # Exact ints: within these bounds numpy's own arithmetic on them (-k, m - k,
 # k - 1, in int64) is exact, so the kernel's answer is numpy's.
@@ -114,12 +118,14 @@ def tri(
         The result's dtype, float64 by default. Strings, objects and
         datetimes hold numpy's cast of True and False (``'True'``, ``True``).
     like : array_like, optional
-        As in numpy: an array whose library makes the result.
+        As in numpy: an array whose library makes the result. A CPU array of
+        a library that speaks DLPack (a PyTorch tensor, a JAX array) gets
+        trilu's result in that library, without a copy.
 
     Returns
     -------
     numpy.ndarray
-        The ``(N, M)`` array, C-ordered.
+        The ``(N, M)`` array, C-ordered (of `like`'s library, if given).
 
     Raises
     ------
@@ -139,6 +145,10 @@ def tri(
            [1, 1, 1, 1, 0],
            [1, 1, 1, 1, 1]])
     """
+    if like is not None and type(like) is not _ndarray:
+        made = _dispatch.like(lambda: tri(N, M, k, dtype), like, "tri")
+        if made is not None:
+            return made
     sizes = _sizes(N, M, k) if like is None else None
     if sizes is not None and (plain := _tri_dtype(dtype)) is not None:
         try:
@@ -245,7 +255,7 @@ def tril_indices(n: Any, k: Any = 0, m: Any = None) -> tuple[np.ndarray, np.ndar
 
 def _from(arr: Any, k: Any, upper: bool) -> tuple[np.ndarray, np.ndarray]:
     if type(arr) is not _ndarray:
-        if type(arr).__module__.startswith("dask."):
+        if _dispatch.kind(arr) is _dispatch.DASK:
             name = "triu_indices_from" if upper else "tril_indices_from"
             raise TypeError(
                 f"{name} takes a numpy array, got a dask array; pass its "
