@@ -26,6 +26,7 @@ from _cases import (
 )
 
 import trilu
+from trilu import _api, _pack
 
 torch = pytest.importorskip("torch")
 from trilu import _torch  # noqa: E402  (imports torch: after the skip)
@@ -205,31 +206,35 @@ def test_one_dimensional_input_is_the_rows_of_a_square() -> None:
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize(
-    ("name", "args"), [("triu", (1,)), ("pack", (0,)), ("mirror", ())]
+    ("module", "name", "args"),
+    [(_api, "triu", (1,)), (_pack, "pack", (0,)), (_api, "mirror", ())],
 )
 def test_read_in_place_and_the_result_is_the_kernels_buffer(
-    dtype: Any, name: str, args: tuple[Any, ...], monkeypatch: pytest.MonkeyPatch
+    dtype: Any,
+    module: Any,
+    name: str,
+    args: tuple[Any, ...],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The numpy array trilu reads is the tensor's memory; the tensor it
-    returns is the numpy result's buffer."""
-    read, made = [], []
-    numpy, from_numpy = _torch._numpy, _torch.from_numpy
+    """The numpy array the function runs on is the tensor's memory; the
+    tensor returned is the buffer of the numpy result. (The public function
+    hands itself, by its module's name, to the crossing: a spy there sees
+    both arrays.)"""
+    seen = []
+    function = getattr(module, name)
 
-    def spy_numpy(t: Any, writable: bool = False) -> np.ndarray:
-        read.append(numpy(t, writable))
-        return read[-1]
+    def spy(m: Any, *rest: Any, **kw: Any) -> Any:
+        seen.append(m)
+        seen.append(function(m, *rest, **kw))
+        return seen[-1]
 
-    def spy_from_numpy(result: np.ndarray, *rest: Any, **kw: Any) -> Any:
-        made.append(result)
-        return from_numpy(result, *rest, **kw)
-
-    monkeypatch.setattr(_torch, "_numpy", spy_numpy)
-    monkeypatch.setattr(_torch, "from_numpy", spy_from_numpy)
+    monkeypatch.setattr(module, name, spy)
     x = torch.ones(6, 7, dtype=dtype).mT[1:]  # 6 x 6, not contiguous
-    result = getattr(trilu, name)(x, *args)
-    assert read[0].ctypes.data == x.data_ptr()
-    assert read[0].strides == tuple(s * x.element_size() for s in x.stride())
-    assert result.data_ptr() == made[0].ctypes.data
+    result = function(x, *args)
+    numpy_in, numpy_out = seen
+    assert numpy_in.ctypes.data == x.data_ptr()
+    assert numpy_in.strides == tuple(s * x.element_size() for s in x.stride())
+    assert result.data_ptr() == numpy_out.ctypes.data
 
 
 # --- out= and in place ---------------------------------------------------------------
@@ -402,6 +407,11 @@ def test_gradcheck_hermitian_mirror(upper: bool) -> None:
 
 
 def test_gradient_of_a_1d_input_sums_the_rows() -> None:
+    """The adjoint itself has the input's shape (autograd would also sum a
+    broadcast gradient, which would hide a formula that does not)."""
+    g = torch.ones(4, 4, dtype=torch.float64)
+    values = {"k": 1, "fill": None, "order": None}
+    assert_same(_torch._grad("triu", g, (4,), values).numpy(), np.arange(4.0))
     v = torch.randn(4, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda z: trilu.triu(z, 1), (v,))
     assert torch.autograd.gradcheck(trilu.mirror, (v,))

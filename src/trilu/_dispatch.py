@@ -46,6 +46,7 @@ OWN = "own"
 
 _kinds: dict[type, str] = {}
 _CPU = 1  # DLPack's kDLCPU: memory the kernel reads in place
+ELSEWHERE = object()  # a crossing's answer for an array off the CPU
 
 
 def kind(x: Any) -> str:
@@ -68,14 +69,23 @@ def _classify(cls: type) -> str:
     return OWN if numpy_protocol else NUMPY
 
 
-def library(x: Any) -> Any:
-    """The crossing for x's library: ``_torch`` for PyTorch's tensors (the
-    module, imported now that torch is), else DLPack's, for any other."""
-    if type(x).__module__.partition(".")[0] == "torch":
-        from . import _torch  # noqa: PLC0415  (torch is loaded: its tensor is here)
+_crossings: dict[type, Any] = {}
 
-        return _torch
-    return _DLPACK
+
+def library(x: Any) -> Any:
+    """The crossing for x's library, found on first sight of its class:
+    ``_torch`` for PyTorch's tensors (imported now that torch is), else
+    DLPack's, for any other."""
+    cls = type(x)
+    found = _crossings.get(cls)
+    if found is None:
+        found = _DLPACK
+        if cls.__module__.partition(".")[0] == "torch":
+            from . import _torch  # noqa: PLC0415  (torch is loaded: its tensor is here)
+
+            found = _torch
+        _crossings[cls] = found
+    return found
 
 
 def _name(cls: type) -> str:
@@ -150,17 +160,20 @@ def call(
     ``own`` the band (lo, hi) its library's triu and tril give, where they
     can stand in (triu, tril and trilu without fill=).
     """
-    found = kind(x)
-    if found is NUMPY:
+    cls = type(x)
+    found = _kinds.get(cls) or kind(x)
+    if found is DLPACK:
+        crossing = _crossings.get(cls) or library(x)
+        result = crossing.call(function, x, args, kwargs, out)
+        if result is not ELSEWHERE:
+            return result
+    elif found is NUMPY:
         return function(np.asarray(x), *args, out=out, **kwargs)
     name = function.__name__
     if kwargs.get("fill") is not None:
         name += " with fill="
     if found is DLPACK:
-        crossing = library(x)
         where = crossing.device(x)
-        if where is None:
-            return crossing.call(function, x, args, kwargs, out)
         if own is None or out is not None or kwargs.get("order") is not None:
             raise refuse_device(x, name, where)
         return own_band(x, *own)
@@ -241,6 +254,10 @@ class _DLPackLibrary:
         kwargs: dict[str, Any],
         out: Any,
     ) -> Any:
+        """function on x's memory (ELSEWHERE for x off the CPU), the result
+        as x's library's array, or written into out."""
+        if self.device(x) is not None:
+            return ELSEWHERE
         m = self.to_numpy(x)
         if out is None:
             return self.from_numpy(function(m, *args, **kwargs), x)

@@ -96,8 +96,7 @@ def pack(
     """
     if type(k) is not int:
         k = _validate.numpy_k(k)
-    if upper is not True and upper is not False:
-        upper = _validate.flag(upper, "upper")
+    upper = _validate.flag(upper, "upper")
     if type(m) is not _ndarray:
         return _dispatch.call(pack, m, (k,), {"upper": upper}, out)
     lo, hi = band_of(k, upper)
@@ -105,7 +104,8 @@ def pack(
     if out is not None:
         m = _out(out, shape, m.dtype, m)
     if m.dtype.hasobject:  # references: numpy's indexing copies them
-        r, c = _kernel.triangle_indices(*m.shape[-2:], k, upper)
+        rows, cols = m.shape[-2:]
+        r, c = _kernel.triangle_indices(rows, cols, k, upper)
         if out is None:
             return m[..., r, c]
         out[...] = m[..., r, c]

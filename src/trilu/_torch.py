@@ -60,34 +60,27 @@ def _view(dtype: torch.dtype) -> torch.dtype | None:
     return found
 
 
-def _numpy(t: Tensor, writable: bool = False) -> np.ndarray:
-    """t's memory as a numpy array (its bits, for a dtype numpy lacks)."""
-    view = _view(t.dtype)
-    if view is not None:
-        t = t.view(view)
-    if t.requires_grad:
-        t = t.detach()
-    if t.is_conj() or t.is_neg():  # a lazy conjugate or negation
-        if writable:
-            raise TypeError("out= must be a tensor without a lazy conj() or neg()")
-        t = t.resolve_conj().resolve_neg()
-    return t.numpy()
+def _numpy(t: Tensor, view: torch.dtype | None, writable: bool = False) -> np.ndarray:
+    """t's memory as a numpy array (as the dtype ``view``, where given)."""
+    try:
+        return t.numpy() if view is None else t.view(view).numpy()
+    except RuntimeError:  # it requires grad, or is a lazy conjugate or negation
+        if writable and (t.is_conj() or t.is_neg()):
+            raise TypeError(
+                "out= must be a tensor without a lazy conj() or neg()"
+            ) from None
+        t = t.detach().resolve_conj().resolve_neg()
+        return t.numpy() if view is None else t.view(view).numpy()
 
 
-def from_numpy(
-    result: np.ndarray, _like: Any = None, dtype: torch.dtype | None = None
-) -> Tensor:
-    """The CPU tensor of result's buffer (the device of any ``_like``): of
-    ``dtype``, whose bits result holds, where given."""
-    tensor = torch.from_numpy(result)
-    if dtype is not None and tensor.dtype != dtype:
-        tensor = tensor.view(dtype)
-    return tensor
+def from_numpy(result: np.ndarray, _like: Any = None) -> Tensor:
+    """The CPU tensor of result's buffer (the device of any ``_like``)."""
+    return torch.from_numpy(result)
 
 
 def device(t: Tensor) -> Any:
     """None for a CPU tensor, else its device."""
-    return None if t.device.type == "cpu" else t.device
+    return None if t.is_cpu else t.device
 
 
 def _fill(fill: Any, dtype: torch.dtype, view: torch.dtype) -> np.ndarray:
@@ -101,6 +94,9 @@ def _fill(fill: Any, dtype: torch.dtype, view: torch.dtype) -> np.ndarray:
     return value.view(view).numpy()
 
 
+_UNSEEN = object()  # a dtype _views has no entry for yet
+
+
 def direct(
     function: Callable[..., Any],
     x: Tensor,
@@ -111,37 +107,40 @@ def direct(
     """function on x's memory, the result's buffer returned as a tensor, or
     written into out in place."""
     dtype = x.dtype
-    view = _view(dtype)
-    if view is not None and function is _api.trilu and dtype is not torch.bfloat16:
-        raise _validate.onnx_refused(dtype)  # its bits would pass as unsigned
-    if view is not None and kwargs.get("fill") is not None:
-        kwargs = {**kwargs, "fill": _fill(kwargs["fill"], dtype, view)}
-    m = _numpy(x)
+    view = _views.get(dtype, _UNSEEN)
+    if view is None and out is None:  # the common case, in fewest steps
+        try:
+            m = x.numpy()
+        except RuntimeError:  # see _numpy
+            m = _numpy(x, None)
+        return torch.from_numpy(function(m, *args, **kwargs))
+    if view is _UNSEEN:
+        view = _view(dtype)
+    if view is not None:
+        if function is _api.trilu and dtype is not torch.bfloat16:
+            raise _validate.onnx_refused(dtype)  # its bits would pass as unsigned
+        if kwargs.get("fill") is not None:
+            kwargs = {**kwargs, "fill": _fill(kwargs["fill"], dtype, view)}
+    m = _numpy(x, view)
     if out is None:
-        return from_numpy(function(m, *args, **kwargs), dtype=dtype)
+        result = torch.from_numpy(function(m, *args, **kwargs))
+        return result if view is None else result.view(dtype)
     if isinstance(out, Tensor):
-        where = device(out)
-        if where is not None:
-            raise _dispatch.refuse_device(out, f"{function.__name__}(out=)", where)
+        if not out.is_cpu:
+            raise _dispatch.refuse_device(out, f"{function.__name__}(out=)", out.device)
         if out.dtype != dtype:
             raise TypeError(
                 f"out has dtype {out.dtype}, but the result has dtype {dtype}"
             )
-        function(m, *args, out=_numpy(out, writable=True), **kwargs)
+        if out.requires_grad and torch.is_grad_enabled():
+            raise TypeError(
+                f"{function.__name__}(out=) takes no tensor that requires grad: "
+                "writing it in place is invisible to autograd"
+            )
+        function(m, *args, out=_numpy(out, view, writable=True), **kwargs)
     else:
         function(m, *args, out=out, **kwargs)
     return out
-
-
-def _traced(x: Tensor) -> bool:
-    """Whether x goes through the registered operation: under
-    torch.compile, for a tensor subclass (compile's fake and functional
-    tensors), or for a gradient."""
-    return (
-        torch.compiler.is_compiling()
-        or type(x) is not Tensor
-        or (x.requires_grad and torch.is_grad_enabled())
-    )
 
 
 def call(
@@ -151,13 +150,18 @@ def call(
     kwargs: dict[str, Any],
     out: Any,
 ) -> Any:
-    """``function(x, *args, out=out, **kwargs)`` for a CPU tensor x."""
-    if not _traced(x):
-        if isinstance(out, Tensor) and out.requires_grad and torch.is_grad_enabled():
-            raise TypeError(
-                f"{function.__name__}(out=) takes no tensor that requires grad: "
-                "writing it in place is invisible to autograd"
-            )
+    """``function(x, *args, out=out, **kwargs)`` for a tensor x:
+    ``_dispatch.ELSEWHERE`` for one off the CPU. A plain tensor that needs no
+    gradient, outside torch.compile, takes the direct path; any other (a
+    tensor subclass, such as compile's fake and functional tensors) the
+    registered operation."""
+    if not x.is_cpu:
+        return _dispatch.ELSEWHERE
+    if (
+        type(x) is Tensor
+        and not (x.requires_grad and torch.is_grad_enabled())
+        and not torch.compiler.is_compiling()
+    ):
         return direct(function, x, args, kwargs, out)
     if out is not None:
         raise TypeError(
