@@ -52,8 +52,8 @@ numpydoc_attributes_as_param_list = False
 numpydoc_validation_checks = {"GL08"}  # every public object has a docstring
 
 # doctest: the pages' >>> examples and every docstring's Examples section;
-# torch where installed, for the examples with tensors (they skip without it:
-# `:skipif: torch is None`, which sees only this setup)
+# torch and jax where installed, for the examples with their arrays (they skip
+# without: `:skipif: torch is None`, which sees only this setup)
 doctest_global_setup = """
 import numpy as np
 import trilu
@@ -61,6 +61,10 @@ try:
     import torch
 except ImportError:
     torch = None
+try:
+    import jax
+except ImportError:
+    jax = None
 """
 trim_doctest_flags = True
 

@@ -30,6 +30,7 @@ library of ``like=``, by the same crossing.
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Callable
 from types import ModuleType
@@ -64,7 +65,10 @@ def _classify(cls: type) -> str:
     numpy_protocol = hasattr(cls, "__array_function__")
     if numpy_protocol and cls.__module__.startswith("dask."):
         return DASK
-    if hasattr(cls, "__dlpack__") and hasattr(cls, "__dlpack_device__"):
+    if hasattr(cls, "__dlpack__") and (
+        hasattr(cls, "__dlpack_device__")
+        or hasattr(cls, "__array_namespace__")  # JAX's traced arrays
+    ):
         return DLPACK
     return OWN if numpy_protocol else NUMPY
 
@@ -74,16 +78,22 @@ _crossings: dict[type, Any] = {}
 
 def library(x: Any) -> Any:
     """The crossing for x's library, found on first sight of its class:
-    ``_torch`` for PyTorch's tensors (imported now that torch is), else
-    DLPack's, for any other."""
+    ``_torch`` for PyTorch's tensors, ``_jax`` for JAX's arrays (each
+    imported now that its library is), else DLPack's, for any other."""
     cls = type(x)
     found = _crossings.get(cls)
     if found is None:
         found = _DLPACK
-        if cls.__module__.partition(".")[0] == "torch":
-            from . import _torch  # noqa: PLC0415  (torch is loaded: its tensor is here)
+        top = cls.__module__.partition(".")[0]
+        # torch or jax is loaded: its array is here
+        if top == "torch":
+            from . import _torch  # noqa: PLC0415
 
             found = _torch
+        elif top in ("jax", "jaxlib"):
+            from . import _jax  # noqa: PLC0415
+
+            found = _jax
         _crossings[cls] = found
     return found
 
@@ -193,6 +203,29 @@ def call(
     )
 
 
+def parameters(function: Callable[..., Any]) -> tuple[list[str], list[str]]:
+    """A public function's scalar parameters: its positional ones after the
+    array, and its keywords but out=."""
+    positional, keywords = [], []
+    for parameter in list(inspect.signature(function).parameters.values())[1:]:
+        if parameter.kind is parameter.KEYWORD_ONLY:
+            if parameter.name != "out":
+                keywords.append(parameter.name)
+        else:
+            positional.append(parameter.name)
+    return positional, keywords
+
+
+def named(
+    function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """The scalar arguments of a call of function (as ``call`` has them), by
+    name, in its signature's order."""
+    positional, keywords = parameters(function)
+    return {**dict(zip(positional, args, strict=True)), **{
+        key: kwargs[key] for key in keywords}}  # fmt: skip
+
+
 def like(make: Callable[[], np.ndarray], like: Any, name: str) -> Any:
     """A creation function's result, ``make()``, as an array of like's
     library: by DLPack for a CPU array that speaks it (on like's device);
@@ -207,7 +240,7 @@ def like(make: Callable[[], np.ndarray], like: Any, name: str) -> Any:
     return crossing.from_numpy(make(), like)
 
 
-class _DLPackLibrary:
+class DLPackLibrary:
     """The crossing of any library that speaks DLPack, both ways in place."""
 
     @staticmethod
@@ -265,4 +298,4 @@ class _DLPackLibrary:
         return out
 
 
-_DLPACK = _DLPackLibrary()
+_DLPACK = DLPackLibrary()

@@ -159,6 +159,19 @@ def _size(n: Any, name: str) -> int:
     return side
 
 
+def result_shape(
+    name: str, shape: tuple[int, ...], dtype: Any, values: dict[str, Any]
+) -> tuple[int, ...]:
+    """The shape of the public function ``name``'s result for an input of
+    this shape, given its arguments by name (another library's dtype too)."""
+    if name == "pack":
+        return packed_shape(shape, *band_of(values["k"], values["upper"]))
+    if name == "unpack":
+        k, upper = values["k"], values["upper"]
+        return unpacked_shape(shape, dtype, values["n"], values["m"], k, upper)
+    return (shape[0], shape[0]) if len(shape) == 1 else shape  # 1-D: N x N
+
+
 def unpacked_shape(
     shape: tuple[int, ...],
     dtype: Any,

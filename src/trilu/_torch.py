@@ -23,7 +23,6 @@ then), never by ``import trilu``; the operations are registered here, once.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -94,9 +93,6 @@ def _fill(fill: Any, dtype: torch.dtype, view: torch.dtype) -> np.ndarray:
     return value.view(view).numpy()
 
 
-_UNSEEN = object()  # a dtype _views has no entry for yet
-
-
 def direct(
     function: Callable[..., Any],
     x: Tensor,
@@ -107,15 +103,13 @@ def direct(
     """function on x's memory, the result's buffer returned as a tensor, or
     written into out in place."""
     dtype = x.dtype
-    view = _views.get(dtype, _UNSEEN)
-    if view is None and out is None:  # the common case, in fewest steps
-        try:
+    if out is None and _views.get(dtype, False) is None:
+        try:  # the common case, in fewest steps
             m = x.numpy()
         except RuntimeError:  # see _numpy
             m = _numpy(x, None)
         return torch.from_numpy(function(m, *args, **kwargs))
-    if view is _UNSEEN:
-        view = _view(dtype)
+    view = _view(dtype)
     if view is not None:
         if function is _api.trilu and dtype is not torch.bfloat16:
             raise _validate.onnx_refused(dtype)  # its bits would pass as unsigned
@@ -174,8 +168,8 @@ def call(
 # --- the registered operations -----------------------------------------------------
 
 # Each public function's scalar arguments, in the operation's schema: its
-# positional ones after the array, then its keywords but out=, as
-# inspect.signature lists them. k, lo and hi are clamped into int64 (the
+# positional ones after the array, then its keywords but out=
+# (_dispatch.parameters). k, lo and hi are clamped into int64 (the
 # schema's int) where they are beyond every matrix: the same result.
 _TYPES = {
     "k": "int",
@@ -200,34 +194,10 @@ _FUNCTIONS = (
 _LIMIT = 1 << 62
 
 
-def _parameters(function: Callable[..., Any]) -> tuple[list[str], list[str]]:
-    """function's scalar parameters: positional (after the array), keywords."""
-    positional, keywords = [], []
-    for parameter in list(inspect.signature(function).parameters.values())[1:]:
-        if parameter.kind is parameter.KEYWORD_ONLY:
-            if parameter.name != "out":
-                keywords.append(parameter.name)
-        else:
-            positional.append(parameter.name)
-    return positional, keywords
-
-
 def _clamp(value: Any) -> Any:
     if type(value) is int:
         return max(-_LIMIT, min(_LIMIT, value))
     return value
-
-
-def _shape(name: str, x: Tensor, values: dict[str, Any]) -> tuple[int, ...]:
-    """The result's shape, as the function gives it."""
-    shape = tuple(x.shape)
-    if name == "pack":
-        return _pack.packed_shape(shape, *_pack.band_of(values["k"], values["upper"]))
-    if name == "unpack":
-        return _pack.unpacked_shape(
-            shape, x.dtype, values["n"], values["m"], values["k"], values["upper"]
-        )
-    return (shape[0], shape[0]) if len(shape) == 1 else shape  # 1-D: N x N
 
 
 def _grad(name: str, g: Tensor, shape: Any, values: dict[str, Any]) -> Tensor:
@@ -268,7 +238,7 @@ def _grad(name: str, g: Tensor, shape: Any, values: dict[str, Any]) -> Tensor:
 def _register(function: Callable[..., Any]) -> Any:
     """The operation ``trilu::<name>`` of a public function."""
     name = function.__name__
-    positional, keywords = _parameters(function)
+    positional, keywords = _dispatch.parameters(function)
     names = positional + keywords
     schema = ", ".join(f"{_TYPES[p]} {p}" for p in names)
 
@@ -289,7 +259,8 @@ def _register(function: Callable[..., Any]) -> Any:
 
     @op.register_fake
     def _(x: Tensor, *values: Any) -> Tensor:
-        return x.new_empty(_shape(name, x, dict(zip(names, values, strict=True))))
+        named = dict(zip(names, values, strict=True))
+        return x.new_empty(_pack.result_shape(name, tuple(x.shape), x.dtype, named))
 
     def setup_context(  # torch passes each argument by its name
         ctx: Any,
@@ -308,7 +279,7 @@ def _register(function: Callable[..., Any]) -> Any:
 
 def _call_op(op: Any, function: Callable[..., Any]) -> Callable[..., Tensor]:
     """Call op with function's arguments: its positional, then keywords."""
-    keywords = _parameters(function)[1]
+    keywords = _dispatch.parameters(function)[1]
 
     def run(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         values = [_clamp(v) for v in args] + [kwargs[key] for key in keywords]
