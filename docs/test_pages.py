@@ -6,9 +6,9 @@ Run by ``nox -s docs`` after the build; it lives outside ``tests/`` so that
 the package's test suite never collects it. It needs Debian's ``chromium`` and
 ``chromium-driver`` (or ``CHROMIUM``/``CHROMEDRIVER`` pointing at others) and
 selenium. The pages are served over HTTP on 127.0.0.1, as a reader's browser
-would get them, and every page must load with no console error; the API page
-must show the signatures of the public functions, and the search page must
-find "Trilu".
+would get them, and every page must load with no console error and show no
+reST markup as text; the API page must show the signatures of the public
+functions, and the search page must find "Trilu".
 """
 
 from __future__ import annotations
@@ -117,6 +117,17 @@ def test_page_loads_without_console_errors(site: str, browser: Any, page: str) -
         ".filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
     )
     assert not broken, f"{page}: images that did not load: {broken}"
+    # reST does not nest inline markup: ``code`` inside **bold** is shown with
+    # its backticks. Prose (code blocks and literals aside) shows no markup.
+    prose = browser.execute_script(
+        "const main = document.querySelector('main').cloneNode(true);"
+        "main.querySelectorAll('pre, code').forEach(e => e.remove());"
+        "return main.innerText;"
+    )
+    leftovers = [
+        line for line in prose.splitlines() if "``" in line or "**" in line
+    ]
+    assert not leftovers, f"{page}: markup shown as text: {leftovers}"
 
 
 def test_api_page_shows_signatures(site: str, browser: Any) -> None:

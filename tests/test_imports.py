@@ -54,6 +54,7 @@ def _fresh_process() -> dict[str, list[str]]:
         trilu.triu_indices_from(np.ones((3, 3)))
         print(json.dumps({
             "modules": sorted({m.partition(".")[0] for m in sys.modules}),
+            "trilu": sorted(m for m in sys.modules if m.startswith("trilu.")),
             "finders": [type(f).__name__ for f in sys.meta_path],
         }))
         """
@@ -65,6 +66,12 @@ def _fresh_process() -> dict[str, list[str]]:
 @pytest.mark.parametrize("name", COMPANIONS)
 def test_import_trilu_does_not_import(name: str) -> None:
     assert name not in _fresh_process()["modules"]
+
+
+def test_the_types_are_for_type_checkers_only() -> None:
+    """The public functions' types (``trilu._typing``) are never imported:
+    their annotations are strings, read only by type checkers and help()."""
+    assert "trilu._typing" not in _fresh_process()["trilu"]
 
 
 def test_the_threadpoolctl_hook_is_one_finder_in_front() -> None:
@@ -79,11 +86,23 @@ def test_the_threadpoolctl_hook_is_one_finder_in_front() -> None:
 SRC = Path(trilu.__file__).parent
 
 
+def _type_checking(node: ast.AST) -> bool:
+    """An ``if TYPE_CHECKING:`` block: imports for type checkers only."""
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
 def _imports(path: Path) -> set[str]:
-    """The modules a source file imports, wherever the import is (trilu's
-    own as ``trilu.<name>``), and those it names to importlib."""
+    """The modules a source file imports at run time, wherever the import is
+    (trilu's own as ``trilu.<name>``), and those it names to importlib;
+    ``if TYPE_CHECKING:`` blocks left out."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    nodes: list[ast.AST] = [ast.parse(path.read_text())]
+    while nodes:
+        node = nodes.pop()
+        if _type_checking(node):
+            nodes.extend(node.orelse)  # type: ignore[attr-defined]
+            continue
+        nodes.extend(ast.iter_child_nodes(node))
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -137,12 +156,26 @@ def _private(name: str) -> bool:
     return any(part.startswith("_") for part in parts)
 
 
-# The public functions' types, for type checkers only (the typing block):
-# numpy's own stubs type an array-like of a scalar type with _ArrayLike.
-TYPES_ONLY = {"__init__": {"numpy._typing"}}
+# _private imports them; _typing is for type checkers only, never loaded at
+# run time (numpy's own stubs type an array-like of a scalar type with
+# numpy._typing's names), as the TYPE_CHECKING blocks are
+RUN_TIME = sorted(set(GRAPH) - {"_private", "_typing"})
 
 
-@pytest.mark.parametrize("module", sorted(set(GRAPH) - {"_private"}))
+def test_type_checking_blocks_are_left_out() -> None:
+    """The premise: numpy._typing is imported for the types, not at run time."""
+    assert "numpy._typing" in _imports_all(SRC / "_api.py")
+    assert "numpy._typing" not in GRAPH["_api"]
+
+
+def _imports_all(path: Path) -> set[str]:
+    return {
+        str(node.module)
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and not node.level
+    }
+
+
+@pytest.mark.parametrize("module", RUN_TIME)
 def test_private_modules_of_other_projects_only_in_private(module: str) -> None:
-    found = {name for name in GRAPH[module] if _private(name)}
-    assert found <= TYPES_ONLY.get(module, set())
+    assert not {name for name in GRAPH[module] if _private(name)}

@@ -3,8 +3,9 @@
 ``mypy.stubtest`` imports the compiled ``trilu._kernel`` and checks
 ``_kernel.pyi`` against it (names, signatures, argument kinds); the inline
 annotations of the Python layer, and the overloads of the public functions
-(``trilu/__init__.py``, for type checkers only), are checked against runtime
-the same way. mypy itself, on a snippet, shows what a user's checker infers.
+(beside each function), are checked against runtime the same way. mypy
+itself, on the files in ``typing_data/``, shows what a user's checker infers
+(``reveal.pyi``) and refuses (``fail.pyi``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import atexit
 import importlib.metadata
 import importlib.util
 import inspect
+import os
 import re
 import shutil
 import subprocess
@@ -32,14 +34,11 @@ from trilu import _kernel
 
 # Cython adds a ``__test__`` dict (for doctest discovery) to every compiled
 # module; it is not part of the API and has no place in the stub. The
-# controller class is made when threadpoolctl is imported, and ``exc`` is the
-# name of the ImportError trilu.onnx re-raises.
+# controller class is made when threadpoolctl is imported.
 ALLOWLIST = """\
 trilu._kernel.__test__
 trilu._threadpoolctl.TriluController@\\d+
-trilu.onnx.exc
 """
-
 
 # --- the two mypy runs ----------------------------------------------------------
 # Each takes 10-30 s of one CPU (mypy reads numpy's, dask's and distributed's
@@ -52,10 +51,14 @@ trilu.onnx.exc
 
 def _stubtest_command(cwd: Path) -> list[str]:
     allowlist = cwd / "allowlist.txt"
-    missing = (
-        "" if importlib.util.find_spec("onnx") else "trilu.onnx\n"
-    )  # its module cannot load
-    allowlist.write_text(ALLOWLIST + missing)
+    # ``exc``: the ImportError trilu.onnx re-raises; without onnx (dask),
+    # trilu.onnx (trilu._dask) cannot load
+    onnx = "trilu.onnx.exc\n" if _installed("onnx") else "trilu.onnx\n"
+    dask = "" if _installed("dask") else "trilu._dask\n"
+    allowlist.write_text(ALLOWLIST + onnx + dask)
+    # the optional packages trilu's modules import may be absent
+    config = cwd / "mypy.ini"
+    config.write_text("[mypy]\nignore_missing_imports = True\n")
     return [
         sys.executable,
         "-m",
@@ -63,11 +66,18 @@ def _stubtest_command(cwd: Path) -> list[str]:
         "trilu",  # and every module in it
         "--allowlist",
         str(allowlist),
+        "--mypy-config-file",
+        str(config),
     ]
 
 
-def _mypy_command(cwd: Path) -> list[str]:
-    (cwd / "snippet.py").write_text(SNIPPET, encoding="utf-8")
+def _mypy_command(_cwd: Path) -> list[str]:
+    # reveal.pyi's lines for an optional package are checked where it is
+    # installed, and left out (not analysed, the package not imported) where not
+    flags = [
+        ("--always-true" if _installed(name) else "--always-false", name.upper())
+        for name in ("dask", "onnx")
+    ]
     return [
         sys.executable,
         "-m",
@@ -77,9 +87,15 @@ def _mypy_command(cwd: Path) -> list[str]:
         "--hide-error-context",
         "--no-pretty",
         "--no-color-output",
-        "snippet.py",
+        *(part for flag in flags for part in flag),
+        str(REVEAL),
+        str(FAIL),
     ]
 
+
+TYPING_DATA = Path(__file__).resolve().parent / "typing_data"
+REVEAL = TYPING_DATA / "reveal.pyi"
+FAIL = TYPING_DATA / "fail.pyi"
 
 # test name -> (the module the run needs, the command it runs in a directory)
 RUNS: dict[str, tuple[str, Callable[[Path], list[str]]]] = {
@@ -102,8 +118,15 @@ def _start(name: str) -> None:
     # a directory of its own keeps .mypy_cache out of the checkout
     cwd = Path(tempfile.mkdtemp(prefix=f"trilu-{name}-"))
     argv = command(cwd)
+    # the trilu this process imported, first: from that directory a relative
+    # PYTHONPATH (``src``) would find none, and mypy another (an installed one)
+    path = [
+        str(Path(trilu.__file__).resolve().parents[1]),
+        os.environ.get("PYTHONPATH"),
+    ]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, path))}
     with (cwd / "stdout").open("wb") as out, (cwd / "stderr").open("wb") as err:
-        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=err)
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err)
     _started[name] = (proc, cwd, time.monotonic())
 
 
@@ -241,60 +264,33 @@ def test_py_typed_shipped() -> None:
     assert files("trilu").joinpath("_kernel.pyi").is_file()
 
 
-# What a user's type checker infers: each line is checked by mypy's
-# assert_type, and the last must be refused, with exactly this error. Types
-# are written out so that the text is the same with numpy 1.26's stubs and 2.x's.
-SNIPPET = """\
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
-from typing_extensions import assert_type
-
-import trilu
-
-x: npt.NDArray[np.float32] = np.zeros((3, 3), np.float32)
-n: npt.NDArray[np.int64] = np.arange(9, dtype=np.int64).reshape(3, 3)
-batch: npt.NDArray[np.int64] = np.ones((2, 3, 3), np.int64)
-out: npt.NDArray[np.float64] = np.empty((3, 3))
-k0: npt.NDArray[np.int64] = np.array(1)
-
-assert_type(trilu.triu(x), npt.NDArray[np.float32])
-assert_type(trilu.tril(n, -1), npt.NDArray[np.int64])
-assert_type(trilu.trilu(x, 1, False), npt.NDArray[np.float32])
-assert_type(trilu.triu([[1.0, 2.0], [3.0, 4.0]]), npt.NDArray[Any])
-assert_type(trilu.tril([[1.0, 2.0, 3.0]] * 3, out=out), npt.NDArray[np.float64])
-assert_type(trilu.triu(batch, 1), npt.NDArray[np.int64])
-assert_type(trilu.tril(batch, np.int64(-1)), npt.NDArray[np.int64])
-assert_type(trilu.triu(x, k=k0), npt.NDArray[np.float32])
-assert_type(trilu.trilu(batch, k0, upper=0), npt.NDArray[np.int64])
-assert_type(trilu.triu(x, order="F"), npt.NDArray[np.float32])
-assert_type(trilu.tril(x, fill=-np.inf), npt.NDArray[np.float32])
-assert_type(trilu.band(n, -1, None, fill=7), npt.NDArray[np.int64])
-assert_type(trilu.mirror(x, upper=False, out=out), npt.NDArray[np.float64])
-assert_type(trilu.pack(batch, 1), npt.NDArray[np.int64])
-assert_type(trilu.unpack(trilu.pack(x), 3, k=0, fill=np.nan), npt.NDArray[np.float32])
-assert_type(trilu.get_num_threads(), int)
-assert_type(trilu.set_num_threads(2), None)
-assert_type(trilu.onnx.Trilu.op_domain, str)
-with trilu.patched():
-    trilu.use_in_numpy()
-trilu.restore_numpy()
-trilu.triu([[1, 2], [3, 4]], k="oops")
-"""
-REFUSED = SNIPPET.splitlines().index('trilu.triu([[1, 2], [3, 4]], k="oops")') + 1
-ERROR = (
-    f'snippet.py:{REFUSED}: error: No overload variant of "triu" matches argument '
-    'types "list[list[int]]", "str"  [call-overload]'
-)
-
-
 def test_mypy_infers_the_result_types() -> None:
-    """NDArray of the input's scalar type, NDArray[Any] for a list, out's own
-    type with out=; k an integer, SupportsIndex or 0-D integer array; and a
-    string k refused."""
+    """mypy finds every assert_type of reveal.pyi true (its dask lines where
+    dask is installed), and refuses each line of fail.pyi marked ``# E:``,
+    with that message, and nothing else."""
     pytest.importorskip("mypy")
     proc = _result("test_mypy_infers_the_result_types")
-    errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
-    assert errors == [ERROR], proc.stdout + proc.stderr
-    assert proc.returncode == 1
+    found = re.findall(r"^(.+?):(\d+): error: (.*)$", proc.stdout, re.MULTILINE)
+    errors = [(Path(path).name, int(line), message) for path, line, message in found]
+    expected = [
+        (FAIL.name, number, text.partition("# E: ")[2])
+        for number, text in enumerate(FAIL.read_text().splitlines(), 1)
+        if "# E: " in text
+    ]
+    assert [e[:2] for e in errors] == [e[:2] for e in expected], proc.stdout
+    for (_, _, message), (_, _, text) in zip(errors, expected, strict=True):
+        assert text in message
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+
+
+def test_signatures_name_their_types() -> None:
+    """help() shows what each public function takes and gives: every
+    parameter annotated, and no annotation ``Any``."""
+    objects = [getattr(trilu, name) for name in trilu.__all__]
+    if _installed("onnx"):
+        objects.append(importlib.import_module("trilu.onnx").Trilu)
+    for obj in filter(callable, objects):
+        signature = inspect.signature(obj)
+        for p in signature.parameters.values():
+            assert p.annotation is not inspect.Parameter.empty, (obj, p.name)
+        assert "'Any'" not in str(signature), (obj, signature)

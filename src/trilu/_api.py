@@ -4,24 +4,78 @@ for the common case, ``_route`` for the rest), any other input to
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, SupportsIndex, overload
 
 import numpy as np
 
 from . import _dispatch, _kernel, _route, _validate
 
+if TYPE_CHECKING:
+    from numpy._typing import _ArrayLike
+    from numpy.typing import ArrayLike, NDArray
+
+    from ._typing import (
+        AnyArray,
+        ArrayT,
+        DaskArray,
+        DaskArrayT,
+        Order,
+        ScalarT,
+    )
+
 _ndarray = np.ndarray
 _fill_plain = _kernel.fill_plain
 
 
+# The public functions' types, as numpy's own for triu and tril
+# (numpy/lib/_twodim_base_impl.pyi): an array of a known scalar type gives an
+# array of that type, any other array-like NDArray[Any], and out= its own
+# type. First, another library's array gives its own kind (a dask array is
+# array-like too). tril, band, mirror, trilu, pack and unpack follow triu.
+@overload
 def triu(
-    m: Any,
-    k: Any = 0,
+    m: DaskArrayT,
+    k: SupportsIndex = 0,
     *,
-    fill: Any = None,
+    fill: object = None,
+    order: None = None,
+    out: None = None,
+) -> DaskArrayT: ...
+@overload
+def triu(
+    m: ArrayLike,
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: ArrayT,
+) -> ArrayT: ...
+@overload
+def triu(
+    m: _ArrayLike[ScalarT],
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[ScalarT]: ...
+@overload
+def triu(
+    m: ArrayLike,
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[Any]: ...
+def triu(
+    m: ArrayLike | DaskArray,
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: np.ndarray | None = None,
-) -> Any:
+    out: NDArray[Any] | None = None,
+) -> AnyArray:
     """Upper triangle of an array: ``numpy.triu``, bit for bit, with ``out=``.
 
     Elements below the k-th diagonal of the last two axes are zeroed
@@ -122,14 +176,50 @@ def triu(
     )
 
 
+@overload
 def tril(
-    m: Any,
-    k: Any = 0,
+    m: DaskArrayT,
+    k: SupportsIndex = 0,
     *,
-    fill: Any = None,
+    fill: object = None,
+    order: None = None,
+    out: None = None,
+) -> DaskArrayT: ...
+@overload
+def tril(
+    m: ArrayLike,
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: ArrayT,
+) -> ArrayT: ...
+@overload
+def tril(
+    m: _ArrayLike[ScalarT],
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[ScalarT]: ...
+@overload
+def tril(
+    m: ArrayLike,
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[Any]: ...
+def tril(
+    m: ArrayLike | DaskArray,
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: np.ndarray | None = None,
-) -> Any:
+    out: NDArray[Any] | None = None,
+) -> AnyArray:
     """Lower triangle of an array: ``numpy.tril``, bit for bit, with ``out=``.
 
     Elements above the k-th diagonal of the last two axes are zeroed
@@ -214,15 +304,55 @@ def tril(
     )
 
 
+@overload
 def band(
-    m: Any,
-    lo: Any = None,
-    hi: Any = None,
+    m: DaskArrayT,
+    lo: SupportsIndex | None = None,
+    hi: SupportsIndex | None = None,
     *,
-    fill: Any = None,
+    fill: object = None,
+    order: None = None,
+    out: None = None,
+) -> DaskArrayT: ...
+@overload
+def band(
+    m: ArrayLike,
+    lo: SupportsIndex | None = None,
+    hi: SupportsIndex | None = None,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: ArrayT,
+) -> ArrayT: ...
+@overload
+def band(
+    m: _ArrayLike[ScalarT],
+    lo: SupportsIndex | None = None,
+    hi: SupportsIndex | None = None,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[ScalarT]: ...
+@overload
+def band(
+    m: ArrayLike,
+    lo: SupportsIndex | None = None,
+    hi: SupportsIndex | None = None,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[Any]: ...
+def band(
+    m: ArrayLike | DaskArray,
+    lo: SupportsIndex | None = None,
+    hi: SupportsIndex | None = None,
+    *,
+    fill: object = None,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: np.ndarray | None = None,
-) -> Any:
+    out: NDArray[Any] | None = None,
+) -> AnyArray:
     """The diagonals between two offsets: element (i, j) of each matrix is
     kept where ``lo <= j - i <= hi``, the rest is zeroed (or `fill`).
 
@@ -296,14 +426,50 @@ def band(
     )
 
 
+@overload
 def mirror(
-    m: Any,
+    m: DaskArrayT,
     *,
-    upper: bool = True,
-    conj: bool = False,
+    upper: bool | np.bool_ = True,
+    conj: bool | np.bool_ = False,
+    order: None = None,
+    out: None = None,
+) -> DaskArrayT: ...
+@overload
+def mirror(
+    m: ArrayLike,
+    *,
+    upper: bool | np.bool_ = True,
+    conj: bool | np.bool_ = False,
+    order: Order = None,
+    out: ArrayT,
+) -> ArrayT: ...
+@overload
+def mirror(
+    m: _ArrayLike[ScalarT],
+    *,
+    upper: bool | np.bool_ = True,
+    conj: bool | np.bool_ = False,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[ScalarT]: ...
+@overload
+def mirror(
+    m: ArrayLike,
+    *,
+    upper: bool | np.bool_ = True,
+    conj: bool | np.bool_ = False,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[Any]: ...
+def mirror(
+    m: ArrayLike | DaskArray,
+    *,
+    upper: bool | np.bool_ = True,
+    conj: bool | np.bool_ = False,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: np.ndarray | None = None,
-) -> Any:
+    out: NDArray[Any] | None = None,
+) -> AnyArray:
     """A symmetric (or Hermitian) matrix from one triangle: the triangle
     `upper` names, diagonal included, is kept as it is, and the other becomes
     its transpose (conjugated with `conj`).
@@ -370,14 +536,50 @@ def mirror(
     )
 
 
+@overload
 def trilu(
-    input: Any,
-    k: Any = 0,
-    upper: Any = True,
+    input: DaskArrayT,
+    k: SupportsIndex = 0,
+    upper: SupportsIndex | np.bool_ = True,
+    *,
+    order: None = None,
+    out: None = None,
+) -> DaskArrayT: ...
+@overload
+def trilu(
+    input: ArrayLike,
+    k: SupportsIndex = 0,
+    upper: SupportsIndex | np.bool_ = True,
+    *,
+    order: Order = None,
+    out: ArrayT,
+) -> ArrayT: ...
+@overload
+def trilu(
+    input: _ArrayLike[ScalarT],
+    k: SupportsIndex = 0,
+    upper: SupportsIndex | np.bool_ = True,
+    *,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[ScalarT]: ...
+@overload
+def trilu(
+    input: ArrayLike,
+    k: SupportsIndex = 0,
+    upper: SupportsIndex | np.bool_ = True,
+    *,
+    order: Order = None,
+    out: None = None,
+) -> NDArray[Any]: ...
+def trilu(
+    input: ArrayLike | DaskArray,
+    k: SupportsIndex = 0,
+    upper: SupportsIndex | np.bool_ = True,
     *,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: np.ndarray | None = None,
-) -> Any:
+    out: NDArray[Any] | None = None,
+) -> AnyArray:
     """The ONNX Trilu operator (opset 14) on a tensor of shape ``[*, N, M]``.
 
     Keeps the elements on and above (``upper``) or on and below the k-th

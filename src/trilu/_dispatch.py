@@ -34,11 +34,14 @@ import inspect
 import sys
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import _private
+
+if TYPE_CHECKING:
+    from ._typing import AnyArray, SupportsDLPack
 
 NUMPY = "numpy"
 DASK = "dask"
@@ -158,7 +161,7 @@ def call(
     *,
     lazy: tuple[str, tuple[Any, ...], dict[str, Any]] | None = None,
     own: tuple[int | None, int | None] | None = None,
-) -> Any:
+) -> AnyArray:
     """``function(x, *args, out=out, **kwargs)`` for an x that is not exactly
     a numpy array, by x's path.
 
@@ -170,6 +173,7 @@ def call(
     ``own`` the band (lo, hi) its library's triu and tril give, where they
     can stand in (triu, tril and trilu without fill=).
     """
+    result: AnyArray
     cls = type(x)
     found = _kinds.get(cls) or kind(x)
     if found is DLPACK:
@@ -178,7 +182,8 @@ def call(
         if result is not ELSEWHERE:
             return result
     elif found is NUMPY:
-        return function(np.asarray(x), *args, out=out, **kwargs)
+        result = function(np.asarray(x), *args, out=out, **kwargs)
+        return result
     name = function.__name__
     if kwargs.get("fill") is not None:
         name += " with fill="
@@ -186,16 +191,19 @@ def call(
         where = crossing.device(x)
         if own is None or out is not None or kwargs.get("order") is not None:
             raise refuse_device(x, name, where)
-        return own_band(x, *own)
+        result = own_band(x, *own)
+        return result
     if found is DASK and lazy is not None:
         _numpy_only(x, out, kwargs)
         from . import _dask  # noqa: PLC0415  (dask is optional: only now)
 
         graph, lazy_args, lazy_kwargs = lazy
-        return getattr(_dask, graph)(x, *lazy_args, **lazy_kwargs)
+        result = getattr(_dask, graph)(x, *lazy_args, **lazy_kwargs)
+        return result
     if found is OWN and own is not None:
         _numpy_only(x, out, kwargs)
-        return own_band(x, *own)
+        result = own_band(x, *own)
+        return result
     dask = found is DASK
     raise TypeError(
         f"{name} takes numpy {'and dask ' if lazy else ''}arrays, got "
@@ -226,7 +234,7 @@ def named(
         key: kwargs[key] for key in keywords}}  # fmt: skip
 
 
-def like(make: Callable[[], np.ndarray], like: Any, name: str) -> Any:
+def like(make: Callable[[], np.ndarray], like: Any, name: str) -> SupportsDLPack | None:
     """A creation function's result, ``make()``, as an array of like's
     library: by DLPack for a CPU array that speaks it (on like's device);
     None where numpy's ``like=`` answers (numpy's arrays, and those that
@@ -237,7 +245,8 @@ def like(make: Callable[[], np.ndarray], like: Any, name: str) -> Any:
     where = crossing.device(like)
     if where is not None:
         raise refuse_device(like, f"{name}(like=)", where)
-    return crossing.from_numpy(make(), like)
+    made: SupportsDLPack = crossing.from_numpy(make(), like)
+    return made
 
 
 class DLPackLibrary:

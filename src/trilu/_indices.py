@@ -16,11 +16,24 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 import numpy as np
 
 from . import _dispatch, _kernel, _private
+
+if TYPE_CHECKING:
+    from numpy._typing import _DTypeLike
+    from numpy.typing import DTypeLike, NDArray
+
+    from ._typing import (
+        Array2D,
+        HasShapeAndNDim,
+        Indices,
+        ScalarT,
+        SupportsArrayFunc,
+        SupportsDLPack,
+    )
 
 _ndarray = np.ndarray
 _Pair = Callable[..., tuple[np.ndarray, np.ndarray]]
@@ -96,9 +109,51 @@ def _tri_dtype(dtype: Any) -> tuple[np.dtype, bytes] | None:
     return found
 
 
+# numpy's overloads: float64 by default, a dtype's scalar type where it names one
+@overload
 def tri(
-    N: Any, M: Any = None, k: Any = 0, dtype: Any = float, *, like: Any = None
-) -> Any:
+    N: SupportsIndex,
+    M: SupportsIndex | None = None,
+    k: SupportsIndex = 0,
+    dtype: None = ...,
+    *,
+    like: SupportsArrayFunc | None = None,
+) -> Array2D[np.float64]: ...
+@overload
+def tri(
+    N: SupportsIndex,
+    M: SupportsIndex | None,
+    k: SupportsIndex,
+    dtype: _DTypeLike[ScalarT],
+    *,
+    like: SupportsArrayFunc | None = None,
+) -> Array2D[ScalarT]: ...
+@overload
+def tri(
+    N: SupportsIndex,
+    M: SupportsIndex | None = None,
+    k: SupportsIndex = 0,
+    *,
+    dtype: _DTypeLike[ScalarT],
+    like: SupportsArrayFunc | None = None,
+) -> Array2D[ScalarT]: ...
+@overload
+def tri(
+    N: SupportsIndex,
+    M: SupportsIndex | None = None,
+    k: SupportsIndex = 0,
+    dtype: DTypeLike | None = ...,
+    *,
+    like: SupportsArrayFunc | None = None,
+) -> Array2D[Any]: ...
+def tri(
+    N: SupportsIndex,
+    M: SupportsIndex | None = None,
+    k: SupportsIndex = 0,
+    dtype: DTypeLike | None = float,
+    *,
+    like: SupportsArrayFunc | SupportsDLPack | None = None,
+) -> NDArray[Any] | SupportsDLPack:
     """An array with ones at and below the k-th diagonal: ``numpy.tri``, bit
     for bit.
 
@@ -168,7 +223,9 @@ def _indices(n: Any, k: Any, m: Any, upper: bool) -> tuple[np.ndarray, np.ndarra
     return (_np_triu_indices if upper else _np_tril_indices)(n, k, m)
 
 
-def triu_indices(n: Any, k: Any = 0, m: Any = None) -> tuple[np.ndarray, np.ndarray]:
+def triu_indices(
+    n: SupportsIndex, k: SupportsIndex = 0, m: SupportsIndex | None = None
+) -> Indices:
     """The indices of the upper triangle of an ``(n, m)`` array:
     ``numpy.triu_indices``, bit for bit.
 
@@ -212,7 +269,9 @@ def triu_indices(n: Any, k: Any = 0, m: Any = None) -> tuple[np.ndarray, np.ndar
     return _indices(n, k, m, True)
 
 
-def tril_indices(n: Any, k: Any = 0, m: Any = None) -> tuple[np.ndarray, np.ndarray]:
+def tril_indices(
+    n: SupportsIndex, k: SupportsIndex = 0, m: SupportsIndex | None = None
+) -> Indices:
     """The indices of the lower triangle of an ``(n, m)`` array:
     ``numpy.tril_indices``, bit for bit.
 
@@ -267,7 +326,7 @@ def _from(arr: Any, k: Any, upper: bool) -> tuple[np.ndarray, np.ndarray]:
     return _indices(arr.shape[-2], k, arr.shape[-1], upper)
 
 
-def triu_indices_from(arr: Any, k: Any = 0) -> tuple[np.ndarray, np.ndarray]:
+def triu_indices_from(arr: HasShapeAndNDim, k: SupportsIndex = 0) -> Indices:
     """The indices of the upper triangle of a 2-D array:
     ``numpy.triu_indices_from``, bit for bit.
 
@@ -309,7 +368,7 @@ def triu_indices_from(arr: Any, k: Any = 0) -> tuple[np.ndarray, np.ndarray]:
     return _from(arr, k, True)
 
 
-def tril_indices_from(arr: Any, k: Any = 0) -> tuple[np.ndarray, np.ndarray]:
+def tril_indices_from(arr: HasShapeAndNDim, k: SupportsIndex = 0) -> Indices:
     """The indices of the lower triangle of a 2-D array:
     ``numpy.tril_indices_from``, bit for bit.
 

@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 import numpy as np
 
 from . import _dispatch, _kernel, _route, _validate
+
+if TYPE_CHECKING:
+    from numpy._typing import _ArrayLike
+    from numpy.typing import ArrayLike, NDArray
+
+    from ._typing import AnyArray, ArrayT, ScalarT
 
 _ndarray = np.ndarray
 
@@ -37,7 +43,9 @@ def packed_shape(
     return (*shape[:-2], _kernel.band_count(shape[-2], shape[-1], lo, hi))
 
 
-def _out(out: Any, shape: tuple[int, ...], dtype: np.dtype, src: np.ndarray) -> Any:
+def _out(
+    out: Any, shape: tuple[int, ...], dtype: np.dtype, src: np.ndarray
+) -> np.ndarray:
     """Check out; return src as the kernel must read it: in out's byte order,
     and copied first where out shares its memory."""
     _validate.out(out, shape, dtype)
@@ -47,9 +55,37 @@ def _out(out: Any, shape: tuple[int, ...], dtype: np.dtype, src: np.ndarray) -> 
     return src.copy() if overlap else src
 
 
+@overload
 def pack(
-    m: Any, k: Any = 0, *, upper: bool = True, out: np.ndarray | None = None
-) -> Any:
+    m: ArrayLike,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    out: ArrayT,
+) -> ArrayT: ...
+@overload
+def pack(
+    m: _ArrayLike[ScalarT],
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    out: None = None,
+) -> NDArray[ScalarT]: ...
+@overload
+def pack(
+    m: ArrayLike,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    out: None = None,
+) -> NDArray[Any]: ...
+def pack(
+    m: ArrayLike,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    out: NDArray[Any] | None = None,
+) -> AnyArray:
     """The kept triangle of each matrix as a vector: ``m[..., r, c]`` with
     ``r, c = np.triu_indices(N, k, M)`` (or ``tril_indices``), bit for bit,
     without the index arrays.
@@ -208,16 +244,49 @@ def unpacked_shape(
     return (*shape[:-1], rows, cols)
 
 
+@overload
 def unpack(
-    v: Any,
-    n: Any = None,
-    m: Any = None,
-    k: Any = 0,
+    v: ArrayLike,
+    n: SupportsIndex | None = None,
+    m: SupportsIndex | None = None,
+    k: SupportsIndex = 0,
     *,
-    upper: bool = True,
-    fill: Any = None,
-    out: np.ndarray | None = None,
-) -> Any:
+    upper: bool | np.bool_ = True,
+    fill: object = None,
+    out: ArrayT,
+) -> ArrayT: ...
+@overload
+def unpack(
+    v: _ArrayLike[ScalarT],
+    n: SupportsIndex | None = None,
+    m: SupportsIndex | None = None,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    fill: object = None,
+    out: None = None,
+) -> NDArray[ScalarT]: ...
+@overload
+def unpack(
+    v: ArrayLike,
+    n: SupportsIndex | None = None,
+    m: SupportsIndex | None = None,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    fill: object = None,
+    out: None = None,
+) -> NDArray[Any]: ...
+def unpack(
+    v: ArrayLike,
+    n: SupportsIndex | None = None,
+    m: SupportsIndex | None = None,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    fill: object = None,
+    out: NDArray[Any] | None = None,
+) -> AnyArray:
     """Matrices from packed triangles, the inverse of :func:`pack`: each
     vector's elements go to the kept positions, row after row, and the rest
     get `fill`.

@@ -4,8 +4,9 @@ else, each with its public alternative or the reason there is none.
 A private name can move or go in any release of its project: here each
 has one place to mend, with the fallback beside it. dask's are imported
 when a dask array first arrives (``_dask``), never by ``import trilu``.
-(``numpy._typing``'s ``_ArrayLike``, which the public functions' types in
-``__init__`` use as numpy's own stubs do, is for type checkers only.)
+(``numpy._typing``, whose names the public functions' types use as numpy's
+own stubs do, is imported for type checkers only: in ``_typing`` and
+``TYPE_CHECKING`` blocks.)
 """
 
 from __future__ import annotations

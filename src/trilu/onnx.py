@@ -89,10 +89,10 @@ class Trilu(OpRun):
         self,
         onnx_node: onnx.NodeProto,
         run_params: dict[str, Any] | None = None,
-        schema: Any = None,
+        schema: onnx.defs.OpSchema | None = None,
         *,
         desc: dict[str, Any] | None = None,
-        **options: Any,
+        **options: object,
     ) -> None:
         if run_params is not None and "opsets" not in run_params:
             desc, run_params = run_params, None  # mlprodict: Trilu(node, desc)
@@ -127,10 +127,10 @@ class Trilu(OpRun):
         self, x: np.ndarray, k: np.ndarray | None = None, upper: int | None = None
     ) -> tuple[np.ndarray]:
         """``k`` is None when the optional input is absent or named ""."""
-        # upper is None only when _run is called directly
-        return (
-            _trilu(x, 0 if k is None else k, self.upper if upper is None else upper),
-        )
+        # upper is None only when _run is called directly; a linked upper (a
+        # RefAttrName) comes as the argument (else trilu refuses it)
+        upper_ = self.upper if upper is None else upper
+        return (_trilu(x, 0 if k is None else k, upper_),)  # type: ignore[arg-type]
 
     # --- mlprodict's surface ----------------------------------------------------------
 
