@@ -51,8 +51,21 @@ numpydoc_show_class_members = False
 numpydoc_attributes_as_param_list = False
 numpydoc_validation_checks = {"GL08"}  # every public object has a docstring
 
-# doctest: the pages' >>> examples and every docstring's Examples section
-doctest_global_setup = "import numpy as np\nimport trilu"
+# doctest: the pages' >>> examples and every docstring's Examples section;
+# torch and jax where installed, for the examples with their arrays (they skip
+# without: `:skipif: torch is None`, which sees only this setup)
+doctest_global_setup = """
+import numpy as np
+import trilu
+try:
+    import torch
+except ImportError:
+    torch = None
+try:
+    import jax
+except ImportError:
+    jax = None
+"""
 trim_doctest_flags = True
 
 html_theme = "pydata_sphinx_theme"

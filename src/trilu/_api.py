@@ -1,104 +1,30 @@
-"""The public functions: validate, resolve ``k``, hand arrays of other
-libraries to theirs, and route numpy arrays to the kernel (``_route``)."""
+"""The public functions: a numpy array to the kernel (``_kernel.fill_plain``
+for the common case, ``_route`` for the rest), any other input to
+``_dispatch``, with its scalar arguments already valid."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, SupportsIndex, overload
 
 import numpy as np
 
-from . import _kernel, _route, _validate
+from . import _dispatch, _kernel, _route, _validate
 
 if TYPE_CHECKING:
     from numpy._typing import _ArrayLike
     from numpy.typing import ArrayLike, NDArray
 
     from ._typing import (
+        AnyArray,
         ArrayT,
         DaskArray,
         DaskArrayT,
         Order,
         ScalarT,
-        SupportsArrayFunc,
     )
 
 _ndarray = np.ndarray
-
-
-def foreign(
-    x: Any,
-    name: str,
-    out: Any,
-    order: Any,
-    lazy: Callable[[ModuleType], DaskArray] | None = None,
-    numpy: Callable[[], SupportsArrayFunc] | None = None,
-) -> DaskArray | SupportsArrayFunc | None:
-    """x if it is another library's array: a dask array goes to
-    ``lazy(trilu._dask)``, any other to ``numpy()`` (numpy's triu and tril,
-    which hand it to its own code); where that is None, a TypeError names
-    the type. None for what numpy converts (array-likes)."""
-    cls = type(x)
-    if not hasattr(cls, "__array_function__"):
-        return None
-    dask = cls.__module__.startswith("dask.array")
-    if dask and lazy is not None:
-        _validate.numpy_only(cls, out, order)
-        from . import _dask  # noqa: PLC0415  (dask is optional: only now)
-
-        return lazy(_dask)
-    if not dask and numpy is not None:
-        _validate.numpy_only(cls, out, order)
-        return numpy()
-    raise TypeError(
-        f"{name} takes numpy {'and dask ' if lazy else ''}arrays, got "
-        f"{cls.__module__}.{cls.__name__}{' (compute it first)' if dask else ''}"
-    )
-
-
-def _numpy_band(
-    m: Any,
-    lo: int | None,
-    hi: int | None,
-    fill: Any,
-    out: np.ndarray | None,
-    order: Any,
-    name: str,
-) -> NDArray[Any] | DaskArray | SupportsArrayFunc:
-    """triu, tril and band on numpy's inputs: arrays of other libraries
-    handed on, array-likes converted, then the shared path."""
-    if type(m) is not _ndarray:
-        if not isinstance(m, _ndarray):
-            to_numpy = None  # band, and fill=, are not numpy's triu or tril
-            if fill is None and name != "band":
-                to_numpy = partial(
-                    _route.numpy_function(hi is None), m, lo if hi is None else hi
-                )
-            other = foreign(
-                m,
-                name if fill is None else f"{name} with fill=",
-                out,
-                order,
-                lambda dask: dask.band(m, lo, hi, fill, name=name),
-                to_numpy,
-            )
-            if other is not None:
-                return other
-        m = np.asarray(m)
-    return _route.band(m, lo, hi, fill, out, order, False)
-
-
-def _numpy_triangle(
-    m: Any, k: Any, upper: bool, fill: Any, out: np.ndarray | None, order: Any
-) -> NDArray[Any] | DaskArray | SupportsArrayFunc:
-    """triu and tril: numpy's k, then the band (k, None) or (None, k)."""
-    if type(k) is not int:
-        k = _validate.triangle_k(k, upper)
-    if upper:
-        return _numpy_band(m, k, None, fill, out, order, "triu")
-    return _numpy_band(m, None, k, fill, out, order, "tril")
+_fill_plain = _kernel.fill_plain
 
 
 # The public functions' types, as numpy's own for triu and tril
@@ -149,7 +75,7 @@ def triu(
     fill: object = None,
     order: Literal["K", "A", "C", "F"] | None = None,
     out: NDArray[Any] | None = None,
-) -> NDArray[Any] | DaskArray | SupportsArrayFunc:
+) -> AnyArray:
     """Upper triangle of an array: ``numpy.triu``, bit for bit, with ``out=``.
 
     Elements below the k-th diagonal of the last two axes are zeroed
@@ -231,11 +157,24 @@ def triu(
            [-inf, -inf, -inf]])
     """
     if (
-        fill is None
-        and (result := _kernel.fill_plain(m, k, True, out, order)) is not None
+        type(m) is _ndarray
+        and fill is None
+        and (result := _fill_plain(m, k, True, out, order)) is not None
     ):
         return result
-    return _numpy_triangle(m, k, True, fill, out, order)
+    if type(k) is not int:
+        k = _validate.triangle_k(k, True)
+    if type(m) is _ndarray:
+        return _route.band(m, k, None, fill, out, order, False)
+    return _dispatch.call(
+        triu,
+        m,
+        (k,),
+        {"fill": fill, "order": order},
+        out,
+        lazy=("band", (k, None, fill), {"name": "triu"}),
+        own=None if fill is not None else (k, None),
+    )
 
 
 @overload
@@ -281,7 +220,7 @@ def tril(
     fill: object = None,
     order: Literal["K", "A", "C", "F"] | None = None,
     out: NDArray[Any] | None = None,
-) -> NDArray[Any] | DaskArray | SupportsArrayFunc:
+) -> AnyArray:
     """Lower triangle of an array: ``numpy.tril``, bit for bit, with ``out=``.
 
     Elements above the k-th diagonal of the last two axes are zeroed
@@ -346,11 +285,24 @@ def tril(
            [1., 1., 1.]], dtype=float32)
     """
     if (
-        fill is None
-        and (result := _kernel.fill_plain(m, k, False, out, order)) is not None
+        type(m) is _ndarray
+        and fill is None
+        and (result := _fill_plain(m, k, False, out, order)) is not None
     ):
         return result
-    return _numpy_triangle(m, k, False, fill, out, order)
+    if type(k) is not int:
+        k = _validate.triangle_k(k, False)
+    if type(m) is _ndarray:
+        return _route.band(m, None, k, fill, out, order, False)
+    return _dispatch.call(
+        tril,
+        m,
+        (k,),
+        {"fill": fill, "order": order},
+        out,
+        lazy=("band", (None, k, fill), {"name": "tril"}),
+        own=None if fill is not None else (None, k),
+    )
 
 
 @overload
@@ -401,7 +353,7 @@ def band(
     fill: object = None,
     order: Literal["K", "A", "C", "F"] | None = None,
     out: NDArray[Any] | None = None,
-) -> NDArray[Any] | DaskArray | SupportsArrayFunc:
+) -> AnyArray:
     """The diagonals between two offsets: element (i, j) of each matrix is
     kept where ``lo <= j - i <= hi``, the rest is zeroed (or `fill`).
 
@@ -463,7 +415,16 @@ def band(
         lo = _validate.numpy_k(lo, "lo")
     if hi is not None and type(hi) is not int:
         hi = _validate.numpy_k(hi, "hi")
-    return _numpy_band(m, lo, hi, fill, out, order, "band")
+    if type(m) is _ndarray:
+        return _route.band(m, lo, hi, fill, out, order, False)
+    return _dispatch.call(
+        band,
+        m,
+        (lo, hi),
+        {"fill": fill, "order": order},
+        out,
+        lazy=("band", (lo, hi, fill), {"name": "band"}),
+    )
 
 
 @overload
@@ -509,7 +470,7 @@ def mirror(
     conj: bool | np.bool_ = False,
     order: Literal["K", "A", "C", "F"] | None = None,
     out: NDArray[Any] | None = None,
-) -> NDArray[Any] | DaskArray | SupportsArrayFunc:
+) -> AnyArray:
     """A symmetric (or Hermitian) matrix from one triangle: the triangle
     `upper` names, diagonal included, is kept as it is, and the other becomes
     its transpose (conjugated with `conj`).
@@ -564,15 +525,16 @@ def mirror(
     """
     upper = _validate.flag(upper, "upper")
     conj = _validate.flag(conj, "conj")
-    if type(m) is not _ndarray:
-        if not isinstance(m, _ndarray):
-            other = foreign(
-                m, "mirror", out, order, lambda dask: dask.mirror(m, upper, conj)
-            )
-            if other is not None:
-                return other
-        m = np.asarray(m)
-    return _route.mirror(m, upper, conj, out, order)
+    if type(m) is _ndarray:
+        return _route.mirror(m, upper, conj, out, order)
+    return _dispatch.call(
+        mirror,
+        m,
+        (),
+        {"upper": upper, "conj": conj, "order": order},
+        out,
+        lazy=("mirror", (upper, conj), {}),
+    )
 
 
 @overload
@@ -618,7 +580,7 @@ def trilu(
     *,
     order: Literal["K", "A", "C", "F"] | None = None,
     out: NDArray[Any] | None = None,
-) -> NDArray[Any] | DaskArray | SupportsArrayFunc:
+) -> AnyArray:
     """The ONNX Trilu operator (opset 14) on a tensor of shape ``[*, N, M]``.
 
     Keeps the elements on and above (``upper``) or on and below the k-th
@@ -691,20 +653,17 @@ def trilu(
     if upper is not True and upper is not False:
         upper = _validate.onnx_upper(upper)
     if type(input) is not _ndarray:
-        if not isinstance(input, _ndarray):
-            lo, hi = (k, None) if upper else (None, k)
-            other = foreign(
-                input,
-                "trilu",
-                out,
-                order,
-                lambda dask: dask.band(input, lo, hi, None, onnx=True, name="trilu"),
-                lambda: _route.numpy_function(upper)(input, k),
-            )
-            if other is not None:
-                return other
-        input = np.asarray(input)
+        lo, hi = (k, None) if upper else (None, k)
+        return _dispatch.call(
+            trilu,
+            input,
+            (k, upper),
+            {"order": order},
+            out,
+            lazy=("band", (lo, hi, None), {"onnx": True, "name": "trilu"}),
+            own=(lo, hi),
+        )
     _validate.onnx_type(input.dtype)
-    if (result := _kernel.fill_plain(input, k, upper, out, order)) is not None:
+    if (result := _fill_plain(input, k, upper, out, order)) is not None:
         return result
     return _route.triangle(input, k, upper, out, order, True)

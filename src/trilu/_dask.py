@@ -36,14 +36,16 @@ from itertools import accumulate, product
 from typing import Any
 
 import numpy as np
-from dask._task_spec import Alias, Task, TaskRef
 from dask.array.core import Array
 from dask.array.utils import meta_from_array
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 from dask.typing import Key
 
-from . import _kernel, _route, _threads, _validate
+from . import _dispatch, _kernel, _private, _route, _threads, _validate
+
+_tasks = _private.dask_tasks()
+Alias, Task, TaskRef = _tasks.Alias, _tasks.Task, _tasks.TaskRef
 
 __all__ = ["band", "mirror"]
 
@@ -82,11 +84,7 @@ def _cut(block: Any, lo: int | None, hi: int | None, fill: Any, onnx: bool) -> A
             return _route.band(block, lo, hi, fill, None, None, onnx)
         if fill is not None:
             raise _not_numpy(block, "fill=")
-        if hi is not None:
-            block = _route.numpy_function(False)(block, hi)
-        if lo is not None:
-            block = _route.numpy_function(True)(block, lo)
-        return block
+        return _dispatch.own_band(block, lo, hi)
 
 
 def _cut_rows(block: Any, rows: int, lo: int | None, hi: int | None, fill: Any) -> Any:
@@ -216,15 +214,11 @@ def _collection(x: Any, dsk: dict[Key, Any], name: str, meta: Any, chunks: Any) 
     """The dask array of graph dsk (keys named name) on top of x's graph: an
     Array, or for x of dask's array expressions, their collection."""
     if not isinstance(x, Array):  # an array expression ("array.query-planning")
-        # Only there: the expression machinery is not loaded unless enabled
-        # (and dask releases without it have no such module for mypy).
-        from dask.array._array_expr._collection import (  # type: ignore[import-not-found,unused-ignore]  # noqa: PLC0415
-            from_graph,
-        )
-
+        # Only there: the expression machinery is not loaded unless enabled.
+        from_graph = _private.dask_from_graph()
         layer = {**x.__dask_graph__(), **dsk}
         prefix = name.rpartition("-")[0]
-        return from_graph(layer, meta, chunks, list(dsk), prefix)  # type: ignore[no-untyped-call]
+        return from_graph(layer, meta, chunks, list(dsk), prefix)
     # dask's Array does not match dask's own DaskCollection protocol for mypy
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=[x])  # type: ignore[list-item]
     return Array(graph, name, chunks, meta=meta)  # type: ignore[no-untyped-call]

@@ -3,12 +3,16 @@
 
 The kernel answers the common calls: sizes and ``k`` that are ints, and for
 ``tri`` a numeric or bool dtype. Anything else (floats or bools as sizes,
-numpy scalars of other widths, 0-d arrays, ``like=``, strings, objects,
-datetimes) goes to numpy's own function, from numpy's module, which
-:func:`trilu.use_in_numpy` never replaces: it gives numpy's answer or numpy's
-error to the letter in every numpy version. From numpy 2.5 on, sizes and k
+numpy scalars of other widths, 0-d arrays, ``like=`` a numpy or
+``__array_function__`` array, strings, objects, datetimes) goes to numpy's own
+function, from numpy's module, which :func:`trilu.use_in_numpy` never
+replaces: it gives numpy's answer or numpy's error to the letter in every
+numpy version. From numpy 2.5 on, sizes and k
 are numpy's operator.index of them, and what that refuses takes numpy's
 steps here, so that numpy's DeprecationWarning names the caller's line.
+``tri(like=)`` an array that speaks DLPack makes the result
+here and hands it to that array's library (``_dispatch.like``); the index
+arrays are numpy's, whatever the input, as numpy's are.
 """
 
 from __future__ import annotations
@@ -19,21 +23,29 @@ from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 import numpy as np
 
-from . import _kernel, _route, _validate
+from . import _dispatch, _kernel, _private, _validate
 
 if TYPE_CHECKING:
     from numpy._typing import _DTypeLike
     from numpy.typing import DTypeLike, NDArray
 
-    from ._typing import Array2D, HasShapeAndNDim, Indices, ScalarT, SupportsArrayFunc
+    from ._typing import (
+        Array2D,
+        HasShapeAndNDim,
+        Indices,
+        ScalarT,
+        SupportsArrayFunc,
+        SupportsDLPack,
+    )
 
 _ndarray = np.ndarray
 _Pair = Callable[..., tuple[np.ndarray, np.ndarray]]
-_np_tri: Callable[..., np.ndarray] = _route.numpy_original("tri")
-_np_triu_indices: _Pair = _route.numpy_original("triu_indices")
-_np_tril_indices: _Pair = _route.numpy_original("tril_indices")
-_np_triu_indices_from: _Pair = _route.numpy_original("triu_indices_from")
-_np_tril_indices_from: _Pair = _route.numpy_original("tril_indices_from")
+# numpy's own functions, which trilu.use_in_numpy() never replaces
+_np_tri: Callable[..., np.ndarray] = _private.numpy_twodim.tri
+_np_triu_indices: _Pair = _private.numpy_twodim.triu_indices
+_np_tril_indices: _Pair = _private.numpy_twodim.tril_indices
+_np_triu_indices_from: _Pair = _private.numpy_twodim.triu_indices_from
+_np_tril_indices_from: _Pair = _private.numpy_twodim.tril_indices_from
 
 # Exact ints: within these bounds numpy's own arithmetic on them (-k, m - k,
 # k - 1, in int64) is exact, so the kernel's answer is numpy's.
@@ -85,7 +97,7 @@ def _numpy_tri(N: Any, M: Any, k: Any, dtype: Any) -> np.ndarray:
     N, M, k, refused = _validate.tri_sizes(N, M, k)
     if M is None:
         M = N
-    min_int = _route.numpy_original("_min_int")
+    min_int = _private.numpy_twodim._min_int  # numpy's own dtype choice
     m = np.greater_equal.outer(
         np.arange(N, dtype=min_int(0, N)),
         np.arange(-k, M - k, dtype=min_int(-k, M - k)),
@@ -183,8 +195,8 @@ def tri(
     k: SupportsIndex = 0,
     dtype: DTypeLike | None = float,
     *,
-    like: SupportsArrayFunc | None = None,
-) -> NDArray[Any]:
+    like: SupportsArrayFunc | SupportsDLPack | None = None,
+) -> NDArray[Any] | SupportsDLPack:
     """An array with ones at and below the k-th diagonal: ``numpy.tri``, bit
     for bit.
 
@@ -204,12 +216,14 @@ def tri(
         The result's dtype, float64 by default. Strings, objects and
         datetimes hold numpy's cast of True and False (``'True'``, ``True``).
     like : array_like, optional
-        As in numpy: an array whose library makes the result.
+        As in numpy: an array whose library makes the result. A CPU array of
+        a library that speaks DLPack (a PyTorch tensor, a JAX array) gets
+        trilu's result in that library, without a copy.
 
     Returns
     -------
     numpy.ndarray
-        The ``(N, M)`` array, C-ordered.
+        The ``(N, M)`` array, C-ordered (of `like`'s library, if given).
 
     Raises
     ------
@@ -231,6 +245,10 @@ def tri(
     """
     if like is not None and _numpy_answers(like):
         like = None
+    if like is not None and type(like) is not _ndarray:
+        made = _dispatch.like(lambda: tri(N, M, k, dtype), like, "tri")
+        if made is not None:
+            return made
     sizes = _sizes(N, M, k) if like is None else None
     if sizes is None and like is None and _validate.INDEX_SIZES:
         N, M, k, refused = _validate.tri_sizes(N, M, k)
@@ -351,8 +369,8 @@ def tril_indices(
 
 
 def _from(arr: Any, k: Any, upper: bool) -> tuple[np.ndarray, np.ndarray]:
-    if not _numpy_answers(arr):
-        if type(arr).__module__.startswith("dask."):
+    if type(arr) is not _ndarray and not _numpy_answers(arr):
+        if _dispatch.kind(arr) is _dispatch.DASK:
             name = "triu_indices_from" if upper else "tril_indices_from"
             raise TypeError(
                 f"{name} takes a numpy array, got a dask array; pass its "

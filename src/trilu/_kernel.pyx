@@ -28,6 +28,8 @@ import os
 
 import numpy as np
 
+from . import _private
+
 cimport numpy as cnp
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.long cimport PyLong_AsLongLongAndOverflow

@@ -9,16 +9,6 @@ cdef extern from "_recycle.h":
     object trilu_zero_pages_capsule()
 
 
-def _numpy_hugepages():
-    """numpy's setting: whether its allocator asks for huge pages (Linux)."""
-    for name in ("numpy._core.multiarray", "numpy.core.multiarray"):
-        try:
-            return bool(__import__(name, fromlist=["_"])._get_madvise_hugepage())
-        except (ImportError, AttributeError):
-            pass
-    return True
-
-
 # The memory handler of large results: None where recycling is not built, or
 # when the environment says TRILU_RECYCLE=0 (read once, at import).
 # Mostly zero results come from a second handler, which maps each block anew:
@@ -26,7 +16,7 @@ def _numpy_hugepages():
 cdef object _recycler = None
 cdef object _zero_pages = None
 if os.environ.get("TRILU_RECYCLE", "").strip() != "0":
-    _recycler = trilu_recycler_capsule(_numpy_hugepages())
+    _recycler = trilu_recycler_capsule(_private.numpy_hugepages())
     _zero_pages = trilu_zero_pages_capsule()
 # The OS's page size, for the pages a result's kept part touches (Windows: 4 KiB).
 cdef Py_ssize_t _page = 4096

@@ -9,24 +9,63 @@ in numpy's namespace when it runs (``np.triu(a)``, ``numpy.tril(a)``), in any
 module, but not a name bound before the patch (``from numpy import triu``).
 numpy's own functions call each other by their module's names, which the
 patch leaves alone.
+
+What it puts there keeps numpy's rule for arrays of other libraries that
+speak DLPack (a PyTorch tensor): numpy converts them to numpy arrays
+(``numpy.asanyarray``), so ``np.triu(tensor)`` is a numpy array, as
+without the patch; ``trilu.triu(tensor)`` is a tensor. So ``numpy.triu``
+and ``numpy.tril`` become trilu's functions behind that conversion (their
+``__wrapped__``), and ``numpy.tri`` refuses a tensor as ``like=``, as numpy
+does; the index family is trilu's own functions, numpy arrays for any input.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 from _thread import allocate_lock  # a lock without importing threading
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from . import _api, _indices
+from . import _api, _dispatch, _indices, _private
 
-# numpy's name -> trilu's function
+_ndarray = np.ndarray
+
+
+@functools.wraps(_api.triu)
+def _triu(
+    m: Any, k: Any = 0, *, fill: Any = None, order: Any = None, out: Any = None
+) -> Any:
+    if type(m) is not _ndarray and _dispatch.kind(m) is _dispatch.DLPACK:
+        m = np.asanyarray(m)  # numpy's rule: numpy.triu converts it so
+    return _api.triu(m, k, fill=fill, order=order, out=out)
+
+
+@functools.wraps(_api.tril)
+def _tril(
+    m: Any, k: Any = 0, *, fill: Any = None, order: Any = None, out: Any = None
+) -> Any:
+    if type(m) is not _ndarray and _dispatch.kind(m) is _dispatch.DLPACK:
+        m = np.asanyarray(m)
+    return _api.tril(m, k, fill=fill, order=order, out=out)
+
+
+@functools.wraps(_indices.tri)
+def _tri(
+    N: Any, M: Any = None, k: Any = 0, dtype: Any = float, *, like: Any = None
+) -> Any:
+    if like is not None and _dispatch.kind(like) is _dispatch.DLPACK:
+        return _private.numpy_twodim.tri(N, M, k, dtype, like=like)  # numpy's error
+    return _indices.tri(N, M, k, dtype, like=like)
+
+
+# numpy's name -> trilu's function, with numpy's rule for other libraries' arrays
 _FUNCTIONS = {
-    "triu": _api.triu,
-    "tril": _api.tril,
-    "tri": _indices.tri,
+    "triu": _triu,
+    "tril": _tril,
+    "tri": _tri,
     "triu_indices": _indices.triu_indices,
     "tril_indices": _indices.tril_indices,
     "triu_indices_from": _indices.triu_indices_from,
@@ -39,7 +78,8 @@ _saved: dict[str, Any] = {}
 
 def use_in_numpy() -> None:
     """Make ``numpy.triu`` and ``numpy.tril`` trilu's :func:`~trilu.triu` and
-    :func:`~trilu.tril`, and numpy's ``tri``, ``triu_indices``,
+    :func:`~trilu.tril` (with numpy's rule for other libraries' arrays: see
+    :doc:`/user_guide/numpy`), and numpy's ``tri``, ``triu_indices``,
     ``tril_indices``, ``triu_indices_from`` and ``tril_indices_from`` trilu's
     functions of those names, for the whole process, until
     :func:`restore_numpy`.
@@ -55,13 +95,13 @@ def use_in_numpy() -> None:
     --------
     >>> import numpy as np, trilu
     >>> trilu.use_in_numpy()
-    >>> np.triu is trilu.triu
+    >>> np.triu.__wrapped__ is trilu.triu
     True
     >>> np.triu(np.ones((2, 2)))
     array([[1., 1.],
            [0., 1.]])
     >>> trilu.restore_numpy()
-    >>> np.triu is trilu.triu
+    >>> getattr(np.triu, "__wrapped__", None) is trilu.triu
     False
     """
     with _lock:
@@ -109,9 +149,9 @@ def patched() -> Iterator[None]:
     --------
     >>> import numpy as np, trilu
     >>> with trilu.patched():
-    ...     np.tril is trilu.tril
+    ...     np.tril.__wrapped__ is trilu.tril
     True
-    >>> np.tril is trilu.tril
+    >>> getattr(np.tril, "__wrapped__", None) is trilu.tril
     False
     """
     already = is_patched()

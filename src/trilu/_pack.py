@@ -16,33 +16,31 @@ from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 import numpy as np
 
-from . import _kernel, _route, _validate
-from ._api import foreign
+from . import _dispatch, _kernel, _route, _validate
 
 if TYPE_CHECKING:
     from numpy._typing import _ArrayLike
     from numpy.typing import ArrayLike, NDArray
 
-    from ._typing import ArrayT, ScalarT
+    from ._typing import AnyArray, ArrayT, ScalarT
 
 _ndarray = np.ndarray
 
 
-def _array(x: Any, name: str) -> np.ndarray:
-    """x as a numpy array: dask and other libraries' arrays refused."""
-    if not isinstance(x, _ndarray):
-        foreign(x, name, None, None)  # raises for them
-        x = np.asarray(x)
-    array: np.ndarray = x
-    return array
+def band_of(k: int, upper: bool) -> tuple[int | None, int | None]:
+    """The band (lo, hi) of triu(k) (upper) or tril(k)."""
+    return (k, None) if upper else (None, k)
 
 
-def _band(k: Any, upper: Any) -> tuple[int, int | None, int | None]:
-    """k as an int, and the band (lo, hi) of triu(k) (upper) or tril(k)."""
-    k = _validate.numpy_k(k)
-    if _validate.flag(upper, "upper"):
-        return k, k, None
-    return k, None, k
+def packed_shape(
+    shape: tuple[int, ...], lo: int | None, hi: int | None
+) -> tuple[int, ...]:
+    """pack's result shape for matrices of this shape, band (lo, hi)."""
+    if len(shape) < 2:
+        raise ValueError(
+            f"pack needs matrices (2 or more dimensions), got shape {shape}"
+        )
+    return (*shape[:-2], _kernel.band_count(shape[-2], shape[-1], lo, hi))
 
 
 def _out(
@@ -87,7 +85,7 @@ def pack(
     *,
     upper: bool | np.bool_ = True,
     out: NDArray[Any] | None = None,
-) -> NDArray[Any]:
+) -> AnyArray:
     """The kept triangle of each matrix as a vector: ``m[..., r, c]`` with
     ``r, c = np.triu_indices(N, k, M)`` (or ``tril_indices``), bit for bit,
     without the index arrays.
@@ -132,18 +130,18 @@ def pack(
     >>> trilu.pack(x, -1, upper=False)
     array([4, 7, 8])
     """
-    m = _array(m, "pack")
-    k, lo, hi = _band(k, upper)
-    if m.ndim < 2:
-        raise ValueError(
-            f"pack needs matrices (2 or more dimensions), got shape {m.shape}"
-        )
-    rows, cols = m.shape[-2:]
-    shape = (*m.shape[:-2], _kernel.band_count(rows, cols, lo, hi))
+    if type(k) is not int:
+        k = _validate.numpy_k(k)
+    upper = _validate.flag(upper, "upper")
+    if type(m) is not _ndarray:
+        return _dispatch.call(pack, m, (k,), {"upper": upper}, out)
+    lo, hi = band_of(k, upper)
+    shape = packed_shape(m.shape, lo, hi)
     if out is not None:
         m = _out(out, shape, m.dtype, m)
     if m.dtype.hasobject:  # references: numpy's indexing copies them
-        r, c = _kernel.triangle_indices(rows, cols, k, hi is None)
+        rows, cols = m.shape[-2:]
+        r, c = _kernel.triangle_indices(rows, cols, k, upper)
         if out is None:
             return m[..., r, c]
         out[...] = m[..., r, c]
@@ -197,6 +195,55 @@ def _size(n: Any, name: str) -> int:
     return side
 
 
+def result_shape(
+    name: str, shape: tuple[int, ...], dtype: Any, values: dict[str, Any]
+) -> tuple[int, ...]:
+    """The shape of the public function ``name``'s result for an input of
+    this shape, given its arguments by name (another library's dtype too)."""
+    if name == "pack":
+        return packed_shape(shape, *band_of(values["k"], values["upper"]))
+    if name == "unpack":
+        k, upper = values["k"], values["upper"]
+        return unpacked_shape(shape, dtype, values["n"], values["m"], k, upper)
+    return (shape[0], shape[0]) if len(shape) == 1 else shape  # 1-D: N x N
+
+
+def unpacked_shape(
+    shape: tuple[int, ...],
+    dtype: Any,
+    n: int | None,
+    m: int | None,
+    k: int,
+    upper: bool,
+) -> tuple[int, ...]:
+    """unpack's result shape for packed vectors of this shape (n and m valid
+    sides or None)."""
+    if not shape:
+        raise ValueError(
+            "unpack needs packed vectors (1 or more dimensions), got a 0-D array"
+        )
+    lo, hi = band_of(k, upper)
+    count = shape[-1]
+    if n is None:
+        if m is not None:
+            raise TypeError("unpack: m needs n (omit both for a square result)")
+        rows = cols = _rows(count, lo, hi, k, upper)
+    else:
+        rows, cols = n, n if m is None else m
+        if rows * cols * dtype.itemsize > sys.maxsize:
+            raise MemoryError(
+                f"a {rows} x {cols} result of {dtype} cannot be allocated"
+            )
+        need = _kernel.band_count(rows, cols, lo, hi)
+        if need != count:
+            side = "upper" if upper else "lower"
+            raise ValueError(
+                f"v's last axis has {count} elements, but the {side} triangle of "
+                f"a {rows} x {cols} matrix with k={k} has {need}"
+            )
+    return (*shape[:-1], rows, cols)
+
+
 @overload
 def unpack(
     v: ArrayLike,
@@ -239,7 +286,7 @@ def unpack(
     upper: bool | np.bool_ = True,
     fill: object = None,
     out: NDArray[Any] | None = None,
-) -> NDArray[Any]:
+) -> AnyArray:
     """Matrices from packed triangles, the inverse of :func:`pack`: each
     vector's elements go to the kept positions, row after row, and the rest
     get `fill`.
@@ -295,32 +342,15 @@ def unpack(
            [nan, nan,  3.],
            [nan, nan, nan]])
     """
-    v = _array(v, "unpack")
-    k, lo, hi = _band(k, upper)
-    if v.ndim < 1:
-        raise ValueError(
-            "unpack needs packed vectors (1 or more dimensions), got a 0-D array"
-        )
-    count = v.shape[-1]
-    if n is None:
-        if m is not None:
-            raise TypeError("unpack: m needs n (omit both for a square result)")
-        rows = cols = _rows(count, lo, hi, k, hi is None)
-    else:
-        rows = _size(n, "n")
-        cols = rows if m is None else _size(m, "m")
-        if rows * cols * v.dtype.itemsize > sys.maxsize:
-            raise MemoryError(
-                f"a {rows} x {cols} result of {v.dtype} cannot be allocated"
-            )
-        need = _kernel.band_count(rows, cols, lo, hi)
-        if need != count:
-            side = "upper" if hi is None else "lower"
-            raise ValueError(
-                f"v's last axis has {count} elements, but the {side} triangle of "
-                f"a {rows} x {cols} matrix with k={k} has {need}"
-            )
-    shape = (*v.shape[:-1], rows, cols)
+    k = _validate.numpy_k(k)
+    upper = _validate.flag(upper, "upper")
+    n = None if n is None else _size(n, "n")
+    m = None if m is None else _size(m, "m")
+    if type(v) is not _ndarray:
+        return _dispatch.call(unpack, v, (n, m, k), {"upper": upper, "fill": fill}, out)
+    lo, hi = band_of(k, upper)
+    shape = unpacked_shape(v.shape, v.dtype, n, m, k, upper)
+    rows, cols = shape[-2:]
     value = _validate.fill(fill, v.dtype) if fill is not None else None
     if out is not None:
         v = _out(out, shape, v.dtype, v)
@@ -328,7 +358,7 @@ def unpack(
         if out is None:
             out = np.empty(shape, v.dtype)
         out[...] = value if value is not None else _validate.fill(None, v.dtype)
-        r, c = _kernel.triangle_indices(rows, cols, k, hi is None)
+        r, c = _kernel.triangle_indices(rows, cols, k, upper)
         out[..., r, c] = v
         return out
     dtype = v.dtype if out is None else out.dtype

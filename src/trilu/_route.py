@@ -8,31 +8,12 @@ or layout that differs between input and result is recast first.
 
 from __future__ import annotations
 
-import importlib
 import sys
 from typing import Any
 
 import numpy as np
 
 from . import _kernel, _validate
-
-try:  # numpy's own triu and tril, which trilu.use_in_numpy() never replaces
-    _numpy_impl = importlib.import_module("numpy.lib._twodim_base_impl")
-except ImportError:  # numpy 1.26
-    _numpy_impl = importlib.import_module("numpy.lib.twodim_base")
-
-
-def numpy_original(name: str) -> Any:
-    """numpy's own function of this name (triu, tri, triu_indices, ...), from
-    numpy's module, not its namespace, which trilu.use_in_numpy() changes:
-    what trilu hands to numpy never comes back to trilu."""
-    return getattr(_numpy_impl, name)
-
-
-def numpy_function(upper: bool) -> Any:
-    """numpy.triu or numpy.tril itself: arrays of other libraries go there,
-    to their own code."""
-    return numpy_original("triu" if upper else "tril")
 
 
 def _keep_mask(rows: int, cols: int, lo: int | None, hi: int | None) -> np.ndarray:

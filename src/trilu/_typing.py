@@ -51,3 +51,16 @@ class DaskArray(Protocol):
 
 
 DaskArrayT = TypeVar("DaskArrayT", bound=DaskArray)
+
+
+class SupportsDLPack(Protocol):
+    """Another library's array that speaks DLPack (a PyTorch tensor, a JAX
+    array): trilu's functions give an array of its own library."""
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> object: ...
+
+
+# what a public function gives for any input: numpy's array or the input's kind
+AnyArray: TypeAlias = (
+    np.ndarray[Any, Any] | DaskArray | SupportsArrayFunc | SupportsDLPack
+)

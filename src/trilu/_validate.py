@@ -199,11 +199,17 @@ def onnx_type(dtype: np.dtype) -> None:
             ok = dtype.type.__name__ == "bfloat16" and dtype.itemsize == 2
         _onnx_type_cache[dtype] = ok
     if not ok:
-        raise TypeError(
-            f"input has dtype {dtype}, which is not in Trilu's type constraint "
-            "(bool, int8-64, uint8-64, float16/32/64, bfloat16, complex64/128, "
-            "string)"
-        )
+        raise onnx_refused(dtype)
+
+
+def onnx_refused(dtype: Any) -> TypeError:
+    """The error for a dtype (numpy's, or another library's) not in Trilu's
+    type constraint."""
+    return TypeError(
+        f"input has dtype {dtype}, which is not in Trilu's type constraint "
+        "(bool, int8-64, uint8-64, float16/32/64, bfloat16, complex64/128, "
+        "string)"
+    )
 
 
 def rank(shape: tuple[Any, ...], onnx: bool) -> None:
