@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 from _cases import (
     ALL_DTYPES,
+    NAT,
     STRING,
     TIMEOUT,
     Token,
@@ -34,6 +35,8 @@ from _cases import (
     onnx_zero,
     run_python,
     spec_oracle,
+    triangle_warnings,
+    warned,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -266,7 +269,9 @@ def test_k_is_validated_as_for_numpy_arrays() -> None:
     x = da.ones((3, 3), chunks=2)
     with pytest.raises(TypeError, match="k must be an integer"):
         trilu.triu(x, 1.5)
-    assert_same(trilu.triu(x, 1.0).compute(), np.triu(np.ones((3, 3)), 1))
+    got, messages = warned(lambda: trilu.triu(x, 1.0).compute())
+    assert_same(got, np.triu(np.ones((3, 3)), 1))
+    assert messages == triangle_warnings(1.0, True, 3, 3)  # numpy's (>= 2.5)
     assert_same(trilu.trilu(x, np.array([1])).compute(), np.triu(np.ones((3, 3)), 1))
 
 
@@ -441,7 +446,7 @@ FILLS: dict[str, list[Any]] = {
     "T": ["ab", ""],
     "S": [b"ab"],
     "O": [Token(-1), "ab"],
-    "M": [np.datetime64("NaT")],
+    "M": [NAT["M"]],
     "m": [np.timedelta64(-7, "s")],
     "V": [b"\x01\x02"],
 }
