@@ -447,7 +447,9 @@ def clamp_k(k: Any) -> int:
 # and, where it refuses it and k - 1 is of another type, warns of k's type,
 # then is ~tri(n, m, k - 1); the _from forms are these with arr's shape;
 # tril(m, k) is tri's check of k, triu(m, k) of k - 1. Each warning is a
-# DeprecationWarning at the first line outside numpy.lib.
+# DeprecationWarning at the first line outside numpy.lib. numpy 2.5.5 takes
+# the same steps, its warning worded with a space after "integer." (NOT_INTEGER);
+# test_deprecations checks this transcription against numpy wherever it is >= 2.5.
 
 _NUMPY_FAMILY = {
     name: getattr(np, name)
@@ -1112,6 +1114,7 @@ def every(labels: Iterable[Any], check: Callable[[Any], None]) -> None:
 
 
 # --- fills a dtype cannot hold --------------------------------------------------------
+
 
 def numpy_fill_error(dtype: Any, fill: Any) -> type[Exception]:
     """The error of the running numpy's own conversion of fill into dtype

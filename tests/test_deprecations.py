@@ -5,15 +5,16 @@ and so of ``triu``/``tril`` through ``operator.index`` (unsigned integers as
 the integers they are) and deprecates what that refuses. trilu follows the
 numpy it runs on (``trilu._validate.NOT_INTEGER``, set at import). The running
 numpy is the oracle for its own rules; numpy 2.5's rules, where numpy is
-older (the registries here stop at 2.4), are checked against
-``_cases.numpy25``: numpy 2.5's checks transcribed from its source, its values
-the running numpy's on what numpy 2.5 converts. Every warning must point at
-the caller's line, as numpy's do.
+older, are checked against ``_cases.numpy25``: numpy 2.5's checks transcribed
+from its source, its values the running numpy's on what numpy 2.5 converts,
+itself checked against the running numpy wherever that is 2.5 or later. Every
+warning must point at the caller's line, as numpy's do.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import operator
 import warnings
 from typing import Any
@@ -166,7 +167,10 @@ def test_family_as_numpy_25(
     assert got[1] == exp[1]
 
 
-@pytest.mark.parametrize("dtype", [np.int8, object, "foo", "M8"], ids=str)
+TRI_DTYPES = [np.int8, object, "foo", "M8"]
+
+
+@pytest.mark.parametrize("dtype", TRI_DTYPES, ids=str)
 def test_numpy_25_dtypes(dtype: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """tri's dtype: numpy's cast of its mask, or its error before the warning."""
     monkeypatch.setattr(_validate, "NOT_INTEGER", NOT_INTEGER)
@@ -233,7 +237,8 @@ def test_numpy_25_deprecation_tests(
 def test_switch_is_the_running_numpy_s() -> None:
     """numpy 2.5's rules are on exactly where numpy's own tri deprecates a
     float, with numpy's words."""
-    assert _validate.NOT_INTEGER == (NOT_INTEGER if NUMPY_DEPRECATES else None)
+    words = NOT_INTEGER if NUMPY_DEPRECATES else None
+    assert words == _validate.NOT_INTEGER
 
 
 # --- triu and tril: numpy's warnings for k, trilu's answers ------------------------------
@@ -290,6 +295,30 @@ def test_triangle_as_numpy_25(
         pytest.skip("this numpy's bools have an __index__ (numpy < 2.3)")
     monkeypatch.setattr(_validate, "NOT_INTEGER", NOT_INTEGER)
     _triangle_check(k, upper, True)
+
+
+# --- the transcription, checked where numpy is 2.5 ----------------------------------------
+
+
+@pytest.mark.skipif(not NUMPY_DEPRECATES, reason="checks numpy25 against numpy >= 2.5")
+def test_transcription_is_the_running_numpy_s() -> None:
+    """numpy25 and numpy25_warnings, the oracle of the tests here where numpy
+    is older, are the running numpy 2.5's result or error and warnings: for
+    every call above, and for triu and tril every k (the warnings before its
+    mask where numpy raises on a bool's -k, all where it answers)."""
+    calls = FAMILY_CALLS + [("tri", (3.0, 2, np.uint8(1), d)) for d in TRI_DTYPES]
+    for name, args in calls:
+        exp = warned(lambda: getattr(np, name)(*args))  # noqa: B023
+        got = numpy25(name, *args)
+        _same(got[0], exp[0])
+        assert got[1] == exp[1], (name, args)
+    x = np.arange(20.0).reshape(4, 5)
+    for k, upper in itertools.product(K_FORMS.values(), (True, False)):
+        name = "triu" if upper else "tril"
+        exp, messages = warned(lambda: getattr(np, name)(x, k))  # noqa: B023
+        first, then = numpy25_warnings(name, 4, 5, k)
+        raised = isinstance(exp, tuple) and isinstance(exp[0], type)
+        assert messages == (first if raised else first + then), (name, k)
 
 
 def test_numpy_25_through_the_patch(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -116,9 +116,10 @@ def _numpy_not_integer() -> str | None:
     """The running numpy's DeprecationWarning for a k that is not an integer,
     its type's name as ``{}`` (numpy words it anew within 2.5), or None where
     numpy takes such a k silently (numpy < 2.5)."""
+    k: Any = 0.0
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        np.tri(0, 0, 0.0)
+        np.tri(0, 0, k)
     for w in caught:
         if w.category is DeprecationWarning:
             return str(w.message).replace(float.__name__, "{}", 1)
