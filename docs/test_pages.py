@@ -126,9 +126,7 @@ def test_page_loads_without_console_errors(site: str, browser: Any, page: str) -
         ".forEach(e => e.remove());"
         "return main.innerText;"
     )
-    leftovers = [
-        line for line in prose.splitlines() if "``" in line or "**" in line
-    ]
+    leftovers = [line for line in prose.splitlines() if "``" in line or "**" in line]
     assert not leftovers, f"{page}: markup shown as text: {leftovers}"
 
 
