@@ -166,7 +166,8 @@ def test_kernel_names_match_stub() -> None:
 
 
 def test_public_api() -> None:
-    """trilu exports the eighteen functions and __version__, with their signatures."""
+    """trilu exports its nineteen functions and __version__, with their
+    signatures."""
     assert set(trilu.__all__) == {
         "__version__",
         "band",
@@ -176,6 +177,7 @@ def test_public_api() -> None:
         "patched",
         "restore_numpy",
         "set_num_threads",
+        "squareform",
         "tri",
         "tril",
         "tril_indices",
@@ -204,12 +206,16 @@ def test_public_api() -> None:
                    ("order", P.KEYWORD_ONLY, None), ("out", P.KEYWORD_ONLY, None)],
         "pack": [("m", P.POSITIONAL_OR_KEYWORD, P.empty),
                  ("k", P.POSITIONAL_OR_KEYWORD, 0), ("upper", P.KEYWORD_ONLY, True),
-                 ("out", P.KEYWORD_ONLY, None)],
+                 ("order", P.KEYWORD_ONLY, "C"), ("out", P.KEYWORD_ONLY, None)],
         "unpack": [("v", P.POSITIONAL_OR_KEYWORD, P.empty),
                    ("n", P.POSITIONAL_OR_KEYWORD, None),
                    ("m", P.POSITIONAL_OR_KEYWORD, None),
                    ("k", P.POSITIONAL_OR_KEYWORD, 0), ("upper", P.KEYWORD_ONLY, True),
-                   ("fill", P.KEYWORD_ONLY, None), ("out", P.KEYWORD_ONLY, None)],
+                   ("order", P.KEYWORD_ONLY, "C"), ("fill", P.KEYWORD_ONLY, None),
+                   ("mirror", P.KEYWORD_ONLY, False), ("out", P.KEYWORD_ONLY, None)],
+        "squareform": [("X", P.POSITIONAL_OR_KEYWORD, P.empty),
+                       ("force", P.POSITIONAL_OR_KEYWORD, "no"),
+                       ("checks", P.POSITIONAL_OR_KEYWORD, True)],
         "trilu": [("input", P.POSITIONAL_OR_KEYWORD, P.empty),
                   ("k", P.POSITIONAL_OR_KEYWORD, 0),
                   ("upper", P.POSITIONAL_OR_KEYWORD, True),
@@ -274,6 +280,11 @@ assert_type(trilu.band(n, -1, None, fill=7), npt.NDArray[np.int64])
 assert_type(trilu.mirror(x, upper=False, out=out), npt.NDArray[np.float64])
 assert_type(trilu.pack(batch, 1), npt.NDArray[np.int64])
 assert_type(trilu.unpack(trilu.pack(x), 3, k=0, fill=np.nan), npt.NDArray[np.float32])
+assert_type(trilu.pack(x, order="F"), npt.NDArray[np.float32])
+assert_type(trilu.unpack(trilu.pack(n, 1), k=1, mirror=True), npt.NDArray[np.int64])
+assert_type(trilu.unpack(trilu.pack(x), order="F", mirror="conj"), npt.NDArray[np.float32])
+assert_type(trilu.squareform(x), npt.NDArray[np.float32])
+assert_type(trilu.squareform([1.0, 2.0, 3.0], "tomatrix"), npt.NDArray[Any])
 assert_type(trilu.get_num_threads(), int)
 assert_type(trilu.set_num_threads(2), None)
 assert_type(trilu.onnx.Trilu.op_domain, str)

@@ -23,7 +23,7 @@ from ._version import __version__
 
 if not TYPE_CHECKING:
     from ._api import band, mirror, tril, trilu, triu
-    from ._pack import pack, unpack
+    from ._pack import pack, squareform, unpack
 
     def __getattr__(name: str) -> Any:
         """``trilu.onnx``, imported on first use (it needs onnx)."""
@@ -208,21 +208,46 @@ else:
         out: Any = None,
     ) -> Any: ...
 
+    _PackedOrder: TypeAlias = Literal["C", "F"]
+
     @overload
     def pack(
-        m: ArrayLike, k: _K = 0, *, upper: bool = True, out: _ArrayT
+        m: ArrayLike,
+        k: _K = 0,
+        *,
+        upper: bool = True,
+        order: _PackedOrder = "C",
+        out: _ArrayT,
     ) -> _ArrayT: ...
     @overload
     def pack(
-        m: _ArrayLike[_ScalarT], k: _K = 0, *, upper: bool = True, out: None = None
+        m: _ArrayLike[_ScalarT],
+        k: _K = 0,
+        *,
+        upper: bool = True,
+        order: _PackedOrder = "C",
+        out: None = None,
     ) -> NDArray[_ScalarT]: ...
     @overload
     def pack(
-        m: ArrayLike, k: _K = 0, *, upper: bool = True, out: None = None
+        m: ArrayLike,
+        k: _K = 0,
+        *,
+        upper: bool = True,
+        order: _PackedOrder = "C",
+        out: None = None,
     ) -> NDArray[Any]: ...
-    def pack(m: Any, k: Any = 0, *, upper: bool = True, out: Any = None) -> Any: ...
+    def pack(
+        m: Any,
+        k: Any = 0,
+        *,
+        upper: bool = True,
+        order: _PackedOrder = "C",
+        out: Any = None,
+    ) -> Any: ...
 
     _Side: TypeAlias = SupportsIndex | None
+    _Mirror: TypeAlias = bool | Literal["conj"]
 
     @overload
     def unpack(
@@ -232,7 +257,9 @@ else:
         k: _K = 0,
         *,
         upper: bool = True,
+        order: _PackedOrder = "C",
         fill: object = None,
+        mirror: _Mirror = False,
         out: _ArrayT,
     ) -> _ArrayT: ...
     @overload
@@ -243,7 +270,9 @@ else:
         k: _K = 0,
         *,
         upper: bool = True,
+        order: _PackedOrder = "C",
         fill: object = None,
+        mirror: _Mirror = False,
         out: None = None,
     ) -> NDArray[_ScalarT]: ...
     @overload
@@ -254,7 +283,9 @@ else:
         k: _K = 0,
         *,
         upper: bool = True,
+        order: _PackedOrder = "C",
         fill: object = None,
+        mirror: _Mirror = False,
         out: None = None,
     ) -> NDArray[Any]: ...
     def unpack(
@@ -264,9 +295,21 @@ else:
         k: Any = 0,
         *,
         upper: bool = True,
+        order: _PackedOrder = "C",
         fill: object = None,
+        mirror: _Mirror = False,
         out: Any = None,
     ) -> Any: ...
+
+    @overload
+    def squareform(
+        X: _ArrayLike[_ScalarT], force: str = "no", checks: bool = True
+    ) -> NDArray[_ScalarT]: ...
+    @overload
+    def squareform(
+        X: ArrayLike, force: str = "no", checks: bool = True
+    ) -> NDArray[Any]: ...
+    def squareform(X: Any, force: str = "no", checks: bool = True) -> Any: ...
 
     @overload
     def trilu(
@@ -315,6 +358,7 @@ __all__ = [
     "patched",
     "restore_numpy",
     "set_num_threads",
+    "squareform",
     "tri",
     "tril",
     "tril_indices",

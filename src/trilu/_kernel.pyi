@@ -45,8 +45,15 @@ def mirror(
     order: object = None,
 ) -> np.ndarray: ...
 def pack(
-    src: np.ndarray, dst: np.ndarray, lo: int | None, hi: int | None
+    src: np.ndarray,
+    dst: np.ndarray | None,
+    lo: int | None,
+    hi: int | None,
+    columns: bool = False,
 ) -> np.ndarray: ...
+def pack_checked(
+    src: np.ndarray, part: int, mag: int, inf: int
+) -> tuple[np.ndarray, int, int]: ...
 def unpack(
     src: np.ndarray,
     dst: np.ndarray | None,
@@ -55,5 +62,8 @@ def unpack(
     fill: bytes | None = None,
     rows: int = 0,
     cols: int = 0,
+    columns: bool = False,
+    mirror: bool = False,
+    xor: bytes | None = None,
 ) -> np.ndarray: ...
 def band_count(rows: int, cols: int, lo: int | None, hi: int | None) -> int: ...

@@ -1,16 +1,17 @@
-# --- packing: each matrix's kept elements, row after row, to and from a vector ----
+# --- packing: each matrix's kept elements, line after line, to and from a vector ----
 # (included by _kernel.pyx, before _write.pxi's chunks call packed_rows)
 #
-# Row i's span [lo, hi) sits in the packed vector at kept_in(a, b, i, cols),
-# the elements rows [0, i) keep: any row's place is known at once, so threads
-# split the rows of the batch as for a band, and a run of whole rows whose
-# two sides are contiguous is one memcpy. Small matrices of short rows go
-# whole instead (MATRICES), through a table of their elements' offsets.
+# The packed lines are the kept spans of the rows (numpy's order), or of the
+# columns (LAPACK's): line l starts at packed_line(l), so any line's place is
+# known at once, threads split the rows of the batch as for a band, and a
+# run of whole rows whose two sides are contiguous is one memcpy. The walk's
+# rows are the packed lines for PACK (its writes) and the matrices' axis
+# closer to contiguous for UNPACK (its writes): where the packed lines (or
+# PACK's matrix) run the other way, the TILED walk reads them across by
+# tiles, as it does an UNPACK's mirrored band. Small matrices of short rows
+# go whole instead (MATRICES), through a table of their elements' offsets.
 
 cdef enum:
-    # A span shorter than this is copied element by element: a memcpy call's
-    # fixed cost is that of moving about this many bytes in a loop.
-    SPAN_CALL_BYTES = 128
     # Matrices of short rows (under SPAN_CALL_BYTES, copied element by element
     # anyway) and of at most this many elements are walked through a table
     # of their elements' offsets (MATRICES): no run, span or call a row. The
@@ -18,26 +19,16 @@ cdef enum:
     OFFSETS_MAX = 2048
 
 
-cdef inline void copy_elems(elem_t *tag, char *d, Py_ssize_t ds, const char *s,
-                            Py_ssize_t ss, Py_ssize_t count,
-                            Py_ssize_t w) noexcept nogil:
-    """count elements from s to d (strides ss, ds): one memcpy where both
-    are contiguous and the span is long enough to pay for the call."""
-    cdef Py_ssize_t j
-    cdef elem_t v
-    if ds == w and ss == w and (elem_t is any_width or count * w >= SPAN_CALL_BYTES):
-        memcpy(d, s, count * w)
-    elif elem_t is not any_width and ds == w and ss == w:
-        for j in range(count):     # constant strides: a loop the compiler widens
-            memcpy(&v, s + j * sizeof(elem_t), sizeof(elem_t))
-            memcpy(d + j * sizeof(elem_t), &v, sizeof(elem_t))
-    elif elem_t is any_width:
-        for j in range(count):
-            memcpy(d + j * ds, s + j * ss, w)
-    else:
-        for j in range(count):
-            memcpy(&v, s + j * ss, sizeof(elem_t))
-            memcpy(d + j * ds, &v, sizeof(elem_t))
+cdef inline Py_ssize_t packed_line(const Job *job, Py_ssize_t at,
+                                   Py_ssize_t step) noexcept nogil:
+    """Where packed line `at`'s element p is, less p * step, in bytes
+    (elements step bytes apart): a row's kept span of the band (a, b), or a
+    column's, which is the transpose's row of the band (-b, -a)."""
+    if job.columns:
+        return (kept_in(-job.b, -job.a, at, job.rows)
+                - clip(at - job.b, 0, job.rows)) * step
+    return (kept_in(job.a, job.b, at, job.cols)
+            - clip(at + job.a, 0, job.cols)) * step
 
 
 cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
@@ -76,13 +67,123 @@ cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
         m += mrow
 
 
+cdef void packed_tiles(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
+                       Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
+    """Rows [r0, r1) of a TILED packed job, a strip of across_side rows at a
+    time: each row's fill and the span it reads along a packed line, then
+    the spans read across (the packed lines' columns, or PACK's matrix down
+    its columns) by across_tile."""
+    cdef Py_ssize_t w = job.width, cols = job.cols, side = across_side(w)
+    cdef bint pack = job.packed == PACK
+    cdef Py_ssize_t step = job.dst_col if pack else job.src_col   # packed side's
+    cdef Py_ssize_t ds = job.dst_col
+    cdef Py_ssize_t unequal = 0, nonzero = 0
+    cdef const char *x
+    # the band read across (PACK's, or the lines' columns' kept one, else the
+    # mirrored one) and the steps of its tiles
+    cdef bint kept_across = pack or job.columns
+    cdef Py_ssize_t ta = job.a if kept_across else job.ma
+    cdef Py_ssize_t tb = job.b if kept_across else job.mb
+    cdef const char *txor = NULL if kept_across else job.xor
+    cdef Py_ssize_t sstep = job.src_row if pack else step
+    cdef Py_ssize_t b0, b1, c0, c1, i, j, lo, hi, mlo, mhi, first, last
+    cdef char *drow[ACROSS_MAX]
+    cdef const char *scol[ACROSS_MAX + ACROSS_AHEAD]
+    cdef char buf[ACROSS_TILE_BYTES]
+    cdef const char *src = job.src + so
+    cdef char *d
+    b0 = r0
+    while b0 < r1:
+        b1 = min(b0 + side, r1)
+        first = cols
+        last = 0
+        for i in range(b0, b1):
+            row_span(part, job.a, job.b, cols, i, &lo, &hi)
+            mlo = mhi = 0
+            if job.mirror:
+                row_span(CROSSED, job.ma, job.mb, cols, i, &mlo, &mhi)
+            if job.check != NULL:  # packed along, compared across
+                d = <char *>src + i * job.src_row
+                drow[i - b0] = d
+                copy_elems(tag, job.dst + do + packed_line(job, i, step) + lo * step,
+                           step, d + lo * job.src_col, job.src_col, hi - lo, w)
+                if i < cols:
+                    x = d + i * job.src_col
+                    if not same(x, x, w, job.check):
+                        unequal += 1
+                    elif not zero(x, w, job.check):
+                        nonzero += 1
+            elif pack:
+                drow[i - b0] = job.dst + do + packed_line(job, i, step)
+            else:
+                d = job.dst + do + i * job.dst_row
+                drow[i - b0] = d
+                if job.fill_rest:
+                    fill_gaps(tag, d, ds, w, cols, lo, hi, mlo, mhi, job.fill)
+                if not job.columns:    # the kept span, along row i's line
+                    copy_elems(tag, d + lo * ds, ds,
+                               src + packed_line(job, i, step) + lo * step, step,
+                               hi - lo, w)
+                elif job.xor != NULL:  # the mirrored span, along row i's line
+                    copy_xor(tag, d + mlo * ds, ds,
+                             src + packed_line(job, i, step) + mlo * step, step,
+                             mhi - mlo, w, job.xor)
+                else:
+                    copy_elems(tag, d + mlo * ds, ds,
+                               src + packed_line(job, i, step) + mlo * step, step,
+                               mhi - mlo, w)
+            if not kept_across:
+                lo, hi = mlo, mhi
+            if hi > lo:
+                first = min(first, lo)
+                last = max(last, hi)
+        c0 = first
+        while c0 < last:
+            c1 = min(c0 + side, last)
+            for j in range(c0, min(c1 + ACROSS_AHEAD, last)):
+                if job.check != NULL:  # row j, as the transpose's column
+                    scol[j - c0] = src + j * job.src_row
+                elif pack:
+                    scol[j - c0] = src + j * job.src_col
+                else:
+                    scol[j - c0] = src + packed_line(job, j, step)
+            if job.check != NULL:
+                unequal += compare_tile(
+                    tag, drow, job.src_col, scol, job.src_col, b0, b1, c0, c1, ta,
+                    tb, w, job.check, buf, min(ACROSS_AHEAD, last - c1))
+            else:
+                across_tile(tag, drow, step if pack else ds, scol, sstep, b0, b1,
+                            c0, c1, ta, tb, w, txor, buf,
+                            min(ACROSS_AHEAD, last - c1))
+            c0 = c1
+        b0 = b1
+    if unequal:
+        trilu_fetch_add(&job.found[0], unequal)
+    if nonzero:
+        trilu_fetch_add(&job.found[1], nonzero)
+
+
 cdef void packed_rows(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
                       Py_ssize_t r1, Part part) noexcept nogil:
-    """packed_span by the specialization for the element width."""
+    """packed_span, or packed_tiles (TILED), by the specialization for the
+    element width."""
     cdef Py_ssize_t w = job.width
     if part == FILLED and (job.packed == PACK or not job.fill_rest):
         return                 # nothing of these rows is packed or written
-    if w == 8:
+    if job.method == TILED and part != FILLED:
+        if w == 8:
+            packed_tiles(<uint64_t *>NULL, job, so, do, r0, r1, part)
+        elif w == 4:
+            packed_tiles(<uint32_t *>NULL, job, so, do, r0, r1, part)
+        elif w == 2:
+            packed_tiles(<uint16_t *>NULL, job, so, do, r0, r1, part)
+        elif w == 1:
+            packed_tiles(<uint8_t *>NULL, job, so, do, r0, r1, part)
+        elif w == 16:
+            packed_tiles(<u128 *>NULL, job, so, do, r0, r1, part)
+        else:
+            packed_tiles(<any_width *>NULL, job, so, do, r0, r1, part)
+    elif w == 8:
         packed_span(<uint64_t *>NULL, job, so, do, r0, r1, part)
     elif w == 4:
         packed_span(<uint32_t *>NULL, job, so, do, r0, r1, part)
@@ -98,16 +199,22 @@ cdef void packed_rows(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r
 
 cdef void build_offsets(const Job *job, Py_ssize_t *off) noexcept nogil:
     """job.offsets: each element's byte offset in its matrix (the matrix
-    side's strides), the kept ones first, row after row as packed, then the
-    others."""
-    cdef Py_ssize_t i, j, lo, hi, n = 0
+    side's strides), the kept ones first, line after line as packed, then
+    the others."""
+    cdef Py_ssize_t i, j, line, p, lo, hi, n = 0
     cdef bint pack = job.packed == PACK
     cdef Py_ssize_t mrow = job.src_row if pack else job.dst_row
     cdef Py_ssize_t mcol = job.src_col if pack else job.dst_col
-    for i in range(job.rows):
-        row_span(CROSSED, job.a, job.b, job.cols, i, &lo, &hi)
-        for j in range(lo, hi):
-            off[n] = i * mrow + j * mcol
+    # the lines: rows of the band (a, b), or columns, the rows of (-b, -a)
+    cdef Py_ssize_t lines = job.cols if job.columns else job.rows
+    cdef Py_ssize_t length = job.rows if job.columns else job.cols
+    cdef Py_ssize_t la = -job.b if job.columns else job.a
+    cdef Py_ssize_t lb = -job.a if job.columns else job.b
+    for line in range(lines):
+        row_span(CROSSED, la, lb, length, line, &lo, &hi)
+        for p in range(lo, hi):
+            off[n] = (p * mrow + line * mcol if job.columns
+                      else line * mrow + p * mcol)
             n += 1
     for i in range(job.rows):
         row_span(CROSSED, job.a, job.b, job.cols, i, &lo, &hi)
@@ -199,48 +306,73 @@ cdef void packed_matrices(const Job *job, Py_ssize_t start,
 
 
 cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_strides,
-                            cnp.ndarray vec, Py_ssize_t a, Py_ssize_t b,
+                            cnp.ndarray vec, Py_ssize_t a, Py_ssize_t b, bint columns,
                             Py_ssize_t *offsets) noexcept:
     """Fill the job for matrices of mat's shape (strides mat_strides) and the
-    packed vectors vec (the band clamped, the fill and job.packed set): rows
-    walked as they are (the packed order is the matrices' row order), or
+    packed vectors vec, whose lines are the band's spans of mat's rows, or of
+    its columns (the band clamped; the fill, job.packed and an UNPACK's
+    mirror, its band and xor set): the walk's rows (the packed lines for
+    PACK, the axis closer to contiguous in mat for UNPACK), the method;
     small matrices of short rows whole through `offsets` (OFFSETS_MAX of
-    them); return the number of matrices."""
+    them). Return the number of matrices."""
     cdef int d, nd = cnp.PyArray_NDIM(mat)
-    cdef Py_ssize_t nb = 1
+    cdef Py_ssize_t nb = 1, w = cnp.PyArray_ITEMSIZE(vec)
+    cdef Py_ssize_t rows = cnp.PyArray_DIMS(mat)[nd - 2]
+    cdef Py_ssize_t cols = cnp.PyArray_DIMS(mat)[nd - 1]
+    cdef Py_ssize_t mrow = mat_strides[nd - 2], mcol = mat_strides[nd - 1]
     cdef const cnp.npy_intp *vs = cnp.PyArray_STRIDES(vec)
     cdef bint pack = job.packed == PACK
-    job.width = cnp.PyArray_ITEMSIZE(vec)
-    job.rows = cnp.PyArray_DIMS(mat)[nd - 2]
-    job.cols = cnp.PyArray_DIMS(mat)[nd - 1]
+    # The stride of a length-1 axis is never used: make it the contiguous one.
+    if cols == 1:
+        mcol = w
+    if rows == 1:
+        mrow = cols * mcol
+    # (a, b) of x is (-b, -a) of x.T, whose rows are x's columns.
+    if (columns if pack else abs(mcol) > abs(mrow)):
+        rows, cols, mrow, mcol, a, b = cols, rows, mcol, mrow, -b, -a
+        job.ma, job.mb = -job.mb, -job.ma
+        columns = not columns
+    job.width = w
+    job.rows = rows
+    job.cols = cols
     job.a = a
     job.b = b
+    job.columns = columns
     job.mask = job.fill_mask = NULL
     job.offsets = NULL
-    job.xor = NULL
     job.stream = False
-    job.method = STRIDED
     job.flat = False
     job.block = 1
-    job.matrix_bytes = job.rows * job.cols * job.width
+    job.matrix_bytes = rows * cols * w
     job.bulk_src = job.bulk_dst = False
     if pack:
         job.src = <const char *>cnp.PyArray_DATA(mat)
-        job.src_row, job.src_col = mat_strides[nd - 2], mat_strides[nd - 1]
+        job.src_row, job.src_col = mrow, mcol
         job.dst_col = vs[nd - 2]
         job.dst_row = 0
         plan_batch(job, nd - 2, cnp.PyArray_DIMS(mat), mat_strides, vs)
     else:
         job.src = <const char *>cnp.PyArray_DATA(vec)
-        job.dst_row, job.dst_col = mat_strides[nd - 2], mat_strides[nd - 1]
+        job.dst_row, job.dst_col = mrow, mcol
         job.src_col = vs[nd - 2]
         job.src_row = 0
         plan_batch(job, nd - 2, cnp.PyArray_DIMS(mat), vs, mat_strides)
-    runs_of(job.rows, job.cols, job.a, job.b, job.edge)
-    if job.cols * job.width < SPAN_CALL_BYTES and job.rows * job.cols <= OFFSETS_MAX:
+    if job.mirror or job.check != NULL:
+        # both bands, or the band and the checked diagonal, in every row: one run
+        job.edge[0] = job.edge[1] = 0
+        job.edge[2] = job.edge[3] = job.edge[4] = job.edge[5] = rows
+    else:
+        runs_of(rows, cols, a, b, job.edge)
+    job.method = STRIDED
+    if job.mirror or job.check != NULL:
+        job.method = TILED     # the transpose read across, in every row
+    elif cols * w < SPAN_CALL_BYTES and rows * cols <= OFFSETS_MAX:
         job.method = MATRICES
         build_offsets(job, offsets)
         job.offsets = offsets
+    elif columns or (rows > 1 and abs(mrow) < abs(mcol)
+                     and job.matrix_bytes >= TILE_MIN_BYTES):
+        job.method = TILED     # the lines, or PACK's matrix, read across
     for d in range(job.ndim):
         nb *= job.shape[d]
     return nb

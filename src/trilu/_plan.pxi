@@ -45,7 +45,7 @@ cdef enum Method:              # how the crossed rows are written
 
 cdef enum Packed:              # which side of the job is a packed vector
     UNPACKED        # neither: matrices to matrices
-    PACK            # dst: each matrix's kept elements, row after row
+    PACK            # dst: each matrix's kept elements, line after line
     UNPACK          # src: the same, into matrices
 
 cdef enum Part:                # what a run of rows holds
@@ -73,9 +73,22 @@ cdef struct Job:
     bint fill_rest             # False into fresh zero pages
     bint rest_untouched        # only the band may be written (mirror's halves)
     # PACK, UNPACK: the packed side's element stride is its _col, its batch
-    # steps its _step
+    # steps its _step. Its lines are the kept spans of the rows (columns False)
+    # or of the columns (columns True), one after another: packed_line says
+    # where each starts. An UNPACK with `mirror` also writes the band
+    # (ma, mb) (the kept band's transpose, less the kept band) from the
+    # packed lines read the other way, XOR `xor`.
     Packed packed
+    bint columns
+    bint mirror
+    Py_ssize_t ma, mb
     const char *xor            # copied elements XOR this (conj), or NULL
+    # A PACK of square matrices' strict upper triangle may also check them
+    # symmetric with a zero diagonal (squareform), counting what is not in
+    # found[0] (unequal pairs, a NaN on the diagonal included) and found[1]
+    # (nonzero diagonal elements); NULL: no check.
+    const Check *check
+    Py_ssize_t *found
     bint stream                # write with streaming stores (not in place)
     Method method
     Fill fill

@@ -139,14 +139,24 @@ def square(shape: tuple[int, ...], name: str) -> None:
         raise ValueError(f"{name} needs square matrices, got shape {shape}")
 
 
-def conjugable(dtype: np.dtype) -> None:
-    """Raise unless conj= can apply to dtype: numbers (ml_dtypes' too, all
-    real) and objects (which need a .conjugate, found when it is called)."""
+def conjugable(dtype: np.dtype, what: str = "conj=True") -> None:
+    """Raise unless conj= (or `what`) can apply to dtype: numbers (ml_dtypes'
+    too, all real) and objects (which need a .conjugate, found when it is
+    called)."""
     if dtype.kind in "iufcO" or (
         dtype.kind == "V" and dtype.type.__module__.startswith("ml_dtypes")
     ):
         return
-    raise TypeError(f"conj=True needs numbers with a conjugate, got dtype {dtype}")
+    raise TypeError(f"{what} needs numbers with a conjugate, got dtype {dtype}")
+
+
+def mirror(value: Any) -> tuple[bool, bool]:
+    """unpack's mirror=: False, True or "conj"; (mirror, conj)."""
+    if isinstance(value, str):
+        if value == "conj":
+            return True, True
+        raise ValueError(f"mirror must be True, False or 'conj', got {value!r}")
+    return flag(value, "mirror"), False
 
 
 def result_dtype(dtype: np.dtype) -> np.dtype:
@@ -178,6 +188,16 @@ def order(order: Any) -> None:
         raise ValueError(
             f"order must be one of 'K', 'A', 'C', 'F' or None, got {order!r}"
         )
+
+
+def packed_order(order: Any) -> bool:
+    """pack's and unpack's order=: "C" (row after row) or "F" (column after
+    column); whether it is "F"."""
+    if isinstance(order, str) and order in ("C", "F"):
+        return order == "F"
+    raise ValueError(
+        f"order must be 'C' (row after row) or 'F' (column after column), got {order!r}"
+    )
 
 
 def numpy_only(cls: type, out: Any, order: Any) -> None:

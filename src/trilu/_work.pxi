@@ -5,7 +5,6 @@ cdef extern from "_threads.h" nogil:
     enum: TRILU_MAX_THREADS    # 64
     void trilu_pool_init()
     void trilu_parallel(trilu_task_fn fn, void **args, int n)
-    Py_ssize_t trilu_fetch_add(Py_ssize_t *p, Py_ssize_t v)
     int trilu_threads_get()    # the thread count, a relaxed atomic
     int trilu_cap_threads(int n)    # this thread's cap (0: none); the old one
     int trilu_threads_mine()   # the count under this thread's cap
@@ -57,6 +56,8 @@ cdef Py_ssize_t row_cost(const Job *job, Py_ssize_t r) noexcept nogil:
                      - kept_in(job.a, job.b, e[run], job.cols))
     if job.packed == PACK:         # the kept elements, read and written
         return 2 * kept
+    if job.mirror:                 # the mirrored ones too
+        kept += kept_in(job.ma, job.mb, r, job.cols)
     rest = r * job.cols - kept
     if not job.fill_rest:
         rest -= job.cols * filled
@@ -73,6 +74,13 @@ cdef Py_ssize_t work_bytes(const Job *job, Py_ssize_t nb) noexcept nogil:
 
 cdef int thread_count(Py_ssize_t work, Py_ssize_t units) noexcept nogil:
     return <int>max(1, min(trilu_threads_mine(), work // PARALLEL_MIN_BYTES, units))
+
+
+cdef inline Py_ssize_t tile_rows(const Job *job) noexcept nogil:
+    """The rows of a TILED job's tiles."""
+    if job.packed != UNPACKED:
+        return across_side(job.width)
+    return tile_side(job.width)
 
 
 cdef Py_ssize_t work_units(const Job *job, Py_ssize_t nb) noexcept nogil:
@@ -161,7 +169,6 @@ cdef void run_job(const Job *job, Py_ssize_t nb, int nthreads) noexcept nogil:
     else:
         queue.grain = max(1, GRAIN_BYTES // (job.cols * job.width))
         if job.method == TILED:    # whole tiles
-            queue.grain = max(1, queue.grain // tile_side(job.width)) * tile_side(
-                job.width)
+            queue.grain = max(1, queue.grain // tile_rows(job)) * tile_rows(job)
     queue.nthreads = nthreads
     run(&queue)

@@ -18,6 +18,10 @@ cdef extern from *:
     void trilu_prefetch(const void *p) nogil
 
 
+cdef extern from "_threads.h" nogil:
+    Py_ssize_t trilu_fetch_add(Py_ssize_t *p, Py_ssize_t v)
+
+
 cdef extern from "_stream.h" nogil:
     enum: TRILU_STREAM         # 0 where streaming stores are not built
     void trilu_stream_row(char *d, const char *s, size_t lo, size_t hi,
@@ -87,10 +91,24 @@ cdef enum:
     # Each column's source line is fetched this many columns ahead: about a
     # memory latency's worth of the columns' copies.
     TILE_PREFETCH_COLS = 8
+    # A span shorter than this is copied element by element: a memcpy call's
+    # fixed cost is that of moving about this many bytes in a loop.
+    SPAN_CALL_BYTES = 128
     # A fill that is not one byte value repeated is copied from a buffer of
     # it this long: long enough that a call's fixed cost is small beside it,
     # short enough to stay in L1D.
     PATTERN_BYTES = 4096
+    # An across_tile reads this many bytes of each source run and writes as
+    # many of each destination row: several lines a page visited, so a
+    # transposed walk pays a TLB miss per run, not per line ...
+    ACROSS_RUN_BYTES = 512
+    # ... within a tile that its buffer, on the stack, holds in L1D beside
+    # the lines it is read from.
+    ACROSS_TILE_BYTES = 32768
+    ACROSS_MAX = ACROSS_RUN_BYTES  # its rows (and columns) at most
+    # The run of the column this many ahead is fetched while one is copied:
+    # about a memory latency's worth of the runs' copies.
+    ACROSS_AHEAD = 64
 
 
 # --- walking the batch -------------------------------------------------------
@@ -169,6 +187,44 @@ cdef inline void fill_run(elem_t *tag, char *d, Py_ssize_t ds, Py_ssize_t w,
         fill_elem(<char *>&v, sizeof(elem_t), f)
         for j in range(count):
             memcpy(d + j * ds, &v, sizeof(elem_t))
+
+
+cdef inline void copy_elems(elem_t *tag, char *d, Py_ssize_t ds, const char *s,
+                            Py_ssize_t ss, Py_ssize_t count,
+                            Py_ssize_t w) noexcept nogil:
+    """count elements from s to d (strides ss, ds): one memcpy where both
+    are contiguous and the span is long enough to pay for the call."""
+    cdef Py_ssize_t j
+    cdef elem_t v
+    if ds == w and ss == w and (elem_t is any_width or count * w >= SPAN_CALL_BYTES):
+        memcpy(d, s, count * w)
+    elif elem_t is not any_width and ds == w and ss == w:
+        for j in range(count):     # constant strides: a loop the compiler widens
+            memcpy(&v, s + j * sizeof(elem_t), sizeof(elem_t))
+            memcpy(d + j * sizeof(elem_t), &v, sizeof(elem_t))
+    elif elem_t is any_width:
+        for j in range(count):
+            memcpy(d + j * ds, s + j * ss, w)
+    else:
+        for j in range(count):
+            memcpy(&v, s + j * ss, sizeof(elem_t))
+            memcpy(d + j * ds, &v, sizeof(elem_t))
+
+
+cdef inline void fill_gaps(elem_t *tag, char *d, Py_ssize_t ds, Py_ssize_t w,
+                           Py_ssize_t cols, Py_ssize_t lo1, Py_ssize_t hi1,
+                           Py_ssize_t lo2, Py_ssize_t hi2, Fill f) noexcept nogil:
+    """Elements [0, cols) of a row, ds bytes apart, get the fill but for two
+    disjoint spans [lo1, hi1) and [lo2, hi2), either of which may be empty."""
+    if hi2 <= lo2:             # an empty span: none, at the other's end
+        lo2 = hi2 = max(hi1, lo1)
+    if hi1 <= lo1:
+        lo1 = hi1 = lo2
+    if lo2 < lo1:
+        lo1, hi1, lo2, hi2 = lo2, hi2, lo1, hi1
+    fill_run(tag, d, ds, w, lo1, f)
+    fill_run(tag, d + hi1 * ds, ds, w, lo2 - hi1, f)
+    fill_run(tag, d + hi2 * ds, ds, w, cols - hi2, f)
 
 
 # --- rows one at a time ---------------------------------------------------------
@@ -369,6 +425,151 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                            buf + (i - b0) * line + (lo - c0) * w, (hi - lo) * w)
             c0 = c1
         b0 = b1
+
+
+cdef inline Py_ssize_t across_side(Py_ssize_t width) noexcept nogil:
+    """The rows and columns of an across_tile: ACROSS_RUN_BYTES of each run,
+    within a buffer of ACROSS_TILE_BYTES."""
+    cdef Py_ssize_t side = max(8, ACROSS_RUN_BYTES // width)
+    while side > 8 and side * side * width > ACROSS_TILE_BYTES:
+        side -= 8
+    return side
+
+
+cdef void gather_tile(elem_t *tag, const char **scol, Py_ssize_t sstep,
+                      Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t j0, Py_ssize_t j1,
+                      Py_ssize_t a, Py_ssize_t b, Py_ssize_t w, const char *xor,
+                      char *buf, Py_ssize_t ahead) noexcept nogil:
+    """The src side of a tile of a transposed walk into buf (in cache), row
+    i's (j1 - j0) elements after row i - 1's: each element (i, j) with i in
+    [i0, i1), j in [j0, j1) and a <= j - i <= b, from scol[j - j0] + i *
+    sstep (src runs down its columns), XOR `xor` where given. scol also holds
+    the `ahead` columns after the tile's, whose runs are fetched ahead. A
+    column at a time, one run of src each."""
+    cdef Py_ssize_t i, j, top, bottom, line = (j1 - j0) * w
+    cdef Py_ssize_t per_line = max(1, 64 // w)   # elements a cache line
+    cdef const char *s
+    cdef const char *p
+    cdef char *t
+    cdef elem_t v, x
+    if elem_t is not any_width and xor != NULL:
+        memcpy(&x, xor, sizeof(elem_t))
+    for j in range(j0, j1):
+        top = clip(j - b, i0, i1)
+        bottom = clip(j - a + 1, top, i1)
+        s = scol[j - j0]
+        t = buf + (j - j0) * w - i0 * line
+        if j + ACROSS_AHEAD < j1 + ahead:
+            # the run of a column ahead, a line at a time: runs a stride
+            # apart are nothing a hardware prefetcher follows
+            p = scol[j + ACROSS_AHEAD - j0]
+            i = clip(j + ACROSS_AHEAD - b, i0, i1)
+            while i < clip(j + ACROSS_AHEAD - a + 1, i, i1):
+                trilu_prefetch(p + i * sstep)
+                i += per_line
+        if elem_t is any_width:
+            for i in range(top, bottom):
+                if xor != NULL:
+                    copy_xor(tag, t + i * line, 0, s + i * sstep, 0, 1, w, xor)
+                else:
+                    memcpy(t + i * line, s + i * sstep, w)
+        else:
+            for i in range(top, bottom):
+                memcpy(&v, s + i * sstep, sizeof(elem_t))
+                if xor != NULL:
+                    xor_elem(&v, &x)
+                memcpy(t + i * line, &v, sizeof(elem_t))
+
+
+cdef void across_tile(elem_t *tag, char **drow, Py_ssize_t dstep,
+                      const char **scol, Py_ssize_t sstep, Py_ssize_t i0,
+                      Py_ssize_t i1, Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t a,
+                      Py_ssize_t b, Py_ssize_t w, const char *xor,
+                      char *buf, Py_ssize_t ahead) noexcept nogil:
+    """One tile of a transposed walk: gather_tile's elements to drow[i - i0]
+    + j * dstep (dst along its rows), a row at a time: dst's rows, a
+    power-of-two stride apart, would evict one another in cache if each
+    column went straight to all of them."""
+    cdef Py_ssize_t i, lo, hi, line = (j1 - j0) * w
+    gather_tile(tag, scol, sstep, i0, i1, j0, j1, a, b, w, xor, buf, ahead)
+    for i in range(i0, i1):
+        lo = clip(i + a, j0, j1)
+        hi = clip(i + b + 1, lo, j1)
+        copy_elems(tag, drow[i - i0] + lo * dstep, dstep,
+                   buf + (i - i0) * line + (lo - j0) * w, w, hi - lo, w)
+
+
+# --- numbers compared (squareform's checks) ---------------------------------------
+
+cdef struct Check:             # elements compared as numbers, by their bits
+    # each element is numbers of `part` bytes (a complex number's two)
+    Py_ssize_t part
+    uint64_t mag               # a number's bits but its sign (an int's: all)
+    uint64_t inf               # above this (x & mag), a NaN (an int's: all)
+
+
+cdef inline uint64_t number(const char *p, Py_ssize_t part) noexcept nogil:
+    """The number of `part` bytes at p, its bits widened."""
+    cdef uint8_t u8
+    cdef uint16_t u16
+    cdef uint32_t u32
+    cdef uint64_t u64
+    if part == 8:
+        memcpy(&u64, p, 8)
+        return u64
+    if part == 4:
+        memcpy(&u32, p, 4)
+        return u32
+    if part == 2:
+        memcpy(&u16, p, 2)
+        return u16
+    memcpy(&u8, p, 1)
+    return u8
+
+
+cdef inline bint same(const char *x, const char *y, Py_ssize_t w,
+                      const Check *c) noexcept nogil:
+    """x == y as numpy compares numbers: equal bits but NaNs, or zeros of
+    either sign; each part of an element (both of a complex number's)."""
+    cdef Py_ssize_t t = 0
+    cdef uint64_t u, v
+    while t < w:
+        u = number(x + t, c.part)
+        v = number(y + t, c.part)
+        if (u | v) & c.mag and (u != v or u & c.mag > c.inf):
+            return False
+        t += c.part
+    return True
+
+
+cdef inline bint zero(const char *x, Py_ssize_t w, const Check *c) noexcept nogil:
+    """x == 0 as numpy compares numbers (a NaN is not)."""
+    cdef Py_ssize_t t = 0
+    while t < w:
+        if number(x + t, c.part) & c.mag:
+            return False
+        t += c.part
+    return True
+
+
+cdef Py_ssize_t compare_tile(elem_t *tag, char **drow, Py_ssize_t dstep,
+                             const char **scol, Py_ssize_t sstep, Py_ssize_t i0,
+                             Py_ssize_t i1, Py_ssize_t j0, Py_ssize_t j1,
+                             Py_ssize_t a, Py_ssize_t b, Py_ssize_t w,
+                             const Check *c, char *buf,
+                             Py_ssize_t ahead) noexcept nogil:
+    """across_tile's elements compared with drow[i - i0] + j * dstep instead
+    of written there: how many differ (Check)."""
+    cdef Py_ssize_t i, j, lo, hi, differ = 0, line = (j1 - j0) * w
+    cdef const char *t
+    gather_tile(tag, scol, sstep, i0, i1, j0, j1, a, b, w, NULL, buf, ahead)
+    for i in range(i0, i1):
+        lo = clip(i + a, j0, j1)
+        hi = clip(i + b + 1, lo, j1)
+        t = buf + (i - i0) * line - j0 * w
+        for j in range(lo, hi):
+            differ += not same(drow[i - i0] + j * dstep, t + j * w, w, c)
+    return differ
 
 
 cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
