@@ -580,6 +580,43 @@ def test_large_mirror(
             check_out(call, v, want, "F", rng)
 
 
+# unpacked results of 32 MiB or more, whose rows are written with streaming
+# stores where SSE2 is built: rows of any byte length (so every alignment of
+# the fill and the kept span), fills of one byte, of a pattern and of an
+# element whose width divides no 16 bytes (never streamed)
+STREAMED = {
+    "int8-odd": (np.int8, 5793),
+    "float16": (np.float16, 4097),
+    "S3": (np.dtype("S3"), 3345),
+    "float64": (np.float64, 2049),
+    "complex128": (np.complex128, 1449),
+}
+
+
+@pytest.mark.parametrize("case", list(STREAMED.values()), ids=list(STREAMED))
+def test_streamed(case: tuple[Any, int], threads4: None, rng) -> None:
+    """unpack into fresh results (zero pages, recycled blocks) and into an
+    unaligned out=, row after row, column after column and mirrored, each
+    numpy's answer to the bit."""
+    dtype, n = case
+    assert n * n * np.dtype(dtype).itemsize >= 32 << 20
+    fill = fills(dtype)[0]
+    buf = np.empty(n * n * np.dtype(dtype).itemsize + 1, np.uint8)
+    out = buf[1:].view(dtype).reshape(n, n)
+    cases = itertools.product(ORDERS, (False, True), (None, fill))
+    for i, (order, mirror, f) in enumerate(cases):
+        k, upper = [(1, True), (-2, False)][i % 2]
+        v = make(dtype, (count(n, n, k, upper),), rng)
+        exp = unpack_oracle(v, n, n, k, upper, f, order, mirror)
+        call = partial(
+            trilu.unpack, v, n, k=k, upper=upper, order=order, fill=f, mirror=mirror
+        )
+        assert_same(call(), exp)
+        if i % 3 == 0:
+            assert call(out=out) is out
+            assert_same(out, exp)
+
+
 # --- errors ------------------------------------------------------------------------------
 
 BAD = [

@@ -52,7 +52,7 @@ def pack(
     columns: bool = False,
 ) -> np.ndarray: ...
 def pack_checked(
-    src: np.ndarray, part: int, mag: int, inf: int
+    src: np.ndarray, part: int, floats: bool, mag: int, inf: int
 ) -> tuple[np.ndarray, int, int]: ...
 def unpack(
     src: np.ndarray,

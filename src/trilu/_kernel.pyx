@@ -467,22 +467,23 @@ cdef cnp.ndarray packed_result(cnp.ndarray src, Py_ssize_t a, Py_ssize_t b):
     return fresh(src, nd - 1, dims, a, b, False, &how)
 
 
-def pack_checked(cnp.ndarray src not None, Py_ssize_t part, uint64_t mag,
-                 uint64_t inf):
+def pack_checked(cnp.ndarray src not None, Py_ssize_t part, bint floats,
+                 uint64_t mag, uint64_t inf):
     """pack(src, None, 1, None) of square matrices (their strict upper
     triangle, row after row, into a fresh vector), checking in the same pass
-    that they are symmetric with a zero diagonal as numpy compares numbers:
-    each element is numbers of `part` bytes (2, 4 or 8; an integer's whole
-    width), equal where their bits are, but NaNs (x & mag > inf), and zeros
-    of either sign (x & mag == 0). Return (vector, unequal pairs, a NaN on
-    the diagonal counted, nonzero diagonal elements).
+    that they are symmetric with a zero diagonal, as numpy compares numbers:
+    each element is numbers of `part` bytes (2, 4 or 8; 1 too for
+    integers), floats (IEEE's equality: x & mag above inf is a NaN, never
+    equal, and zeros of either sign are equal) or integers (equal bytes).
+    Return (vector, unequal numbers of pairs, a NaN on the diagonal
+    included, nonzero diagonal elements).
 
     Preconditions, checked by the caller: src C-contiguous, 2-D and square,
-    of numbers of native byte order."""
+    its numbers of native byte order (integers: either)."""
     cdef Check check
     cdef Py_ssize_t found[2]
     cdef cnp.ndarray dst = packed_result(src, 1, cnp.PyArray_DIMS(src)[1])
-    check.part, check.mag, check.inf = part, mag, inf
+    check.part, check.floats, check.mag, check.inf = part, floats, mag, inf
     found[0] = found[1] = 0
     packed_of(src, dst, PACK, 1, cnp.PyArray_DIMS(src)[1], None, False, True,
               False, NULL, &check, found)

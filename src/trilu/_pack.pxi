@@ -31,10 +31,54 @@ cdef inline Py_ssize_t packed_line(const Job *job, Py_ssize_t at,
             - clip(at + job.a, 0, job.cols)) * step
 
 
+cdef inline void put(elem_t *tag, char *d, Py_ssize_t ds, const char *s,
+                     Py_ssize_t ss, Py_ssize_t count, Py_ssize_t w,
+                     bint stream) noexcept nogil:
+    """copy_elems, with streaming stores where `stream` and both sides are
+    contiguous."""
+    if stream and ds == w and ss == w and count > 0:
+        trilu_stream_row(d, s, 0, count * w, count * w, _zeros32)
+    else:
+        copy_elems(tag, d, ds, s, ss, count, w)
+
+
+cdef inline void unpacked_row(elem_t *tag, const Job *job, char *d,
+                              const char *line, Py_ssize_t lo, Py_ssize_t hi,
+                              const char *xor, Py_ssize_t xlo,
+                              Py_ssize_t xhi) noexcept nogil:
+    """Row d of an UNPACK but its span [xlo, xhi) read across (at an end of
+    the row, or empty): the span [lo, hi) from its packed line (element p at
+    line + p * step), XOR `xor` where given, and the fill elsewhere (none
+    into zero pages); in one pass of streaming stores where job.stream."""
+    cdef Py_ssize_t w = job.width, cols = job.cols, ds = job.dst_col
+    cdef Py_ssize_t step = job.src_col, r0 = 0, r1 = cols
+    if hi <= lo:
+        lo = hi = xhi if xlo == 0 else 0
+    if job.stream and xor == NULL and step == w:
+        if xhi > xlo:          # the rest of the row: one run
+            if xlo == 0:
+                r0 = xhi
+            else:
+                r1 = xlo
+        if job.fill_rest:
+            trilu_stream_row(d + r0 * w, line + r0 * w, (lo - r0) * w,
+                             (hi - r0) * w, (r1 - r0) * w, job.fill.pattern)
+        elif hi > lo:
+            put(tag, d + lo * w, w, line + lo * w, w, hi - lo, w, True)
+        return
+    if job.fill_rest:
+        fill_gaps(tag, d, ds, w, cols, lo, hi, xlo, xhi, job.fill)
+    if xor != NULL:
+        copy_xor(tag, d + lo * ds, ds, line + lo * step, step, hi - lo, w, xor)
+    else:
+        copy_elems(tag, d + lo * ds, ds, line + lo * step, step, hi - lo, w)
+
+
 cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                       Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
     """Rows [r0, r1) of a matrix to (PACK) or from (UNPACK) the packed
-    vector; unpacked rows get the fill outside their span."""
+    vector, each row's span along its line; unpacked rows get the fill
+    outside their span."""
     cdef Py_ssize_t i, lo, hi, w = job.width, cols = job.cols
     cdef bint pack = job.packed == PACK
     cdef Py_ssize_t at = kept_in(job.a, job.b, r0, cols)
@@ -48,49 +92,52 @@ cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
         if pack:               # whole rows, both sides contiguous
             memcpy(p, m, (r1 - r0) * cols * w)
         else:
-            memcpy(m, p, (r1 - r0) * cols * w)
+            put(tag, m, w, p, w, (r1 - r0) * cols, w, job.stream)
         return
     if part == FILLED and mcol == w and mrow == cols * w:
-        fill_bytes(m, (r1 - r0) * cols * w, job.fill)  # (unpack's) in one run
+        if job.stream:         # (unpack's) in one run
+            trilu_stream_row(m, m, 0, 0, (r1 - r0) * cols * w, job.fill.pattern)
+        else:
+            fill_bytes(m, (r1 - r0) * cols * w, job.fill)
         return
     for i in range(r0, r1):
         row_span(part, job.a, job.b, cols, i, &lo, &hi)
         if pack:
             copy_elems(tag, p, pcol, m + lo * mcol, mcol, hi - lo, w)
         else:
-            if job.fill_rest:
-                fill_run(tag, m, mcol, w, lo, job.fill)
-            copy_elems(tag, m + lo * mcol, mcol, p, pcol, hi - lo, w)
-            if job.fill_rest:
-                fill_run(tag, m + hi * mcol, mcol, w, cols - hi, job.fill)
+            unpacked_row(tag, job, m, p - lo * pcol, lo, hi, NULL, 0, 0)
         p += (hi - lo) * pcol
         m += mrow
 
 
 cdef void packed_tiles(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                        Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
-    """Rows [r0, r1) of a TILED packed job, a strip of across_side rows at a
-    time: each row's fill and the span it reads along a packed line, then
-    the spans read across (the packed lines' columns, or PACK's matrix down
-    its columns) by across_tile."""
-    cdef Py_ssize_t w = job.width, cols = job.cols, side = across_side(w)
+    """Rows [r0, r1) of a TILED packed job, a strip of across_rows at a
+    time: what each row reads along (a packed line, or a matrix row) and its
+    fill, then what the strip reads across (the packed lines' columns, PACK's
+    matrix down its columns, or a checked PACK's transpose) by tiles."""
+    cdef Py_ssize_t w = job.width, cols = job.cols, side = across_rows(w)
+    cdef Py_ssize_t width = across_cols(w)
     cdef bint pack = job.packed == PACK
     cdef Py_ssize_t step = job.dst_col if pack else job.src_col   # packed side's
-    cdef Py_ssize_t ds = job.dst_col
-    cdef Py_ssize_t unequal = 0, nonzero = 0
-    cdef const char *x
-    # the band read across (PACK's, or the lines' columns' kept one, else the
-    # mirrored one) and the steps of its tiles
+    # the band read across: the kept one (PACK's, or that of lines that are
+    # columns), else the mirrored one
     cdef bint kept_across = pack or job.columns
     cdef Py_ssize_t ta = job.a if kept_across else job.ma
     cdef Py_ssize_t tb = job.b if kept_across else job.mb
     cdef const char *txor = NULL if kept_across else job.xor
-    cdef Py_ssize_t sstep = job.src_row if pack else step
+    # the tiles' steps: along dst's rows (drow), down src's columns (scol)
+    cdef Py_ssize_t dstep = job.src_col if job.check != NULL else (
+        step if pack else job.dst_col)
+    cdef Py_ssize_t sstep = job.src_col if job.check != NULL else (
+        job.src_row if pack else step)
     cdef Py_ssize_t b0, b1, c0, c1, i, j, lo, hi, mlo, mhi, first, last
+    cdef Py_ssize_t unequal = 0, nonzero = 0
     cdef char *drow[ACROSS_MAX]
     cdef const char *scol[ACROSS_MAX + ACROSS_AHEAD]
     cdef char buf[ACROSS_TILE_BYTES]
     cdef const char *src = job.src + so
+    cdef const char *x
     cdef char *d
     b0 = r0
     while b0 < r1:
@@ -102,36 +149,29 @@ cdef void packed_tiles(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do
             mlo = mhi = 0
             if job.mirror:
                 row_span(CROSSED, job.ma, job.mb, cols, i, &mlo, &mhi)
-            if job.check != NULL:  # packed along, compared across
+            if job.check != NULL:  # packed along, compared with the transpose
                 d = <char *>src + i * job.src_row
                 drow[i - b0] = d
                 copy_elems(tag, job.dst + do + packed_line(job, i, step) + lo * step,
                            step, d + lo * job.src_col, job.src_col, hi - lo, w)
-                if i < cols:
+                if i < cols:   # the diagonal: x == x (no NaN), x == 0
                     x = d + i * job.src_col
-                    if not same(x, x, w, job.check):
+                    if differ(x, x, w // job.check.part, job.check):
                         unequal += 1
-                    elif not zero(x, w, job.check):
+                    elif differ(x, <const char *>_zeros32, w // job.check.part,
+                                job.check):
                         nonzero += 1
-            elif pack:
+            elif pack:         # (PACK's matrix, read across)
                 drow[i - b0] = job.dst + do + packed_line(job, i, step)
             else:
                 d = job.dst + do + i * job.dst_row
                 drow[i - b0] = d
-                if job.fill_rest:
-                    fill_gaps(tag, d, ds, w, cols, lo, hi, mlo, mhi, job.fill)
-                if not job.columns:    # the kept span, along row i's line
-                    copy_elems(tag, d + lo * ds, ds,
-                               src + packed_line(job, i, step) + lo * step, step,
-                               hi - lo, w)
-                elif job.xor != NULL:  # the mirrored span, along row i's line
-                    copy_xor(tag, d + mlo * ds, ds,
-                             src + packed_line(job, i, step) + mlo * step, step,
-                             mhi - mlo, w, job.xor)
-                else:
-                    copy_elems(tag, d + mlo * ds, ds,
-                               src + packed_line(job, i, step) + mlo * step, step,
-                               mhi - mlo, w)
+                if job.columns:    # the mirrored span along row i's line
+                    unpacked_row(tag, job, d, src + packed_line(job, i, step),
+                                 mlo, mhi, job.xor, lo, hi)
+                else:              # the kept one
+                    unpacked_row(tag, job, d, src + packed_line(job, i, step),
+                                 lo, hi, NULL, mlo, mhi)
             if not kept_across:
                 lo, hi = mlo, mhi
             if hi > lo:
@@ -139,7 +179,7 @@ cdef void packed_tiles(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do
                 last = max(last, hi)
         c0 = first
         while c0 < last:
-            c1 = min(c0 + side, last)
+            c1 = min(c0 + width, last)
             for j in range(c0, min(c1 + ACROSS_AHEAD, last)):
                 if job.check != NULL:  # row j, as the transpose's column
                     scol[j - c0] = src + j * job.src_row
@@ -148,13 +188,12 @@ cdef void packed_tiles(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do
                 else:
                     scol[j - c0] = src + packed_line(job, j, step)
             if job.check != NULL:
-                unequal += compare_tile(
-                    tag, drow, job.src_col, scol, job.src_col, b0, b1, c0, c1, ta,
-                    tb, w, job.check, buf, min(ACROSS_AHEAD, last - c1))
+                unequal += compare_tile(tag, drow, dstep, scol, sstep, b0, b1, c0,
+                                        c1, ta, tb, w, job.check, buf,
+                                        min(ACROSS_AHEAD, last - c1))
             else:
-                across_tile(tag, drow, step if pack else ds, scol, sstep, b0, b1,
-                            c0, c1, ta, tb, w, txor, buf,
-                            min(ACROSS_AHEAD, last - c1))
+                across_tile(tag, drow, dstep, scol, sstep, b0, b1, c0, c1, ta, tb,
+                            w, txor, buf, min(ACROSS_AHEAD, last - c1), False)
             c0 = c1
         b0 = b1
     if unequal:
@@ -340,7 +379,6 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
     job.columns = columns
     job.mask = job.fill_mask = NULL
     job.offsets = NULL
-    job.stream = False
     job.flat = False
     job.block = 1
     job.matrix_bytes = rows * cols * w
@@ -375,4 +413,12 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
         job.method = TILED     # the lines, or PACK's matrix, read across
     for d in range(job.ndim):
         nb *= job.shape[d]
+    # Unpacked matrices that outgrow the last-level cache, their rows
+    # contiguous: with streaming stores (_stream.h), where the fill's
+    # pattern allows (a byte, or an element whose width divides 16). Not
+    # packed vectors, whose lines start anywhere in a cache line, which
+    # would then be written by normal stores and streaming ones both.
+    job.stream = (TRILU_STREAM and not pack and job.method != MATRICES
+                  and mcol == w and (job.fill.byte >= 0 or 16 % w == 0)
+                  and nb * job.matrix_bytes >= STREAM_MIN_BYTES)
     return nb

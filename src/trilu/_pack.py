@@ -378,14 +378,14 @@ def _unpack_references(
     return out
 
 
-def _check_numbers(dtype: np.dtype) -> tuple[int, int, int] | None:
+def _check_numbers(dtype: np.dtype) -> tuple[int, bool, int, int] | None:
     """How the kernel compares dtype's elements as numpy does (pack_checked's
-    part, mag and inf): integers by their bytes, in either byte order;
-    numpy's floats and complex numbers of native byte order by IEEE 754's
-    rules, a part at a time. None for the others, which numpy compares."""
+    part, floats, mag and inf): integers by their bytes, in either byte
+    order; numpy's floats and complex numbers of native byte order by IEEE
+    754's rules, a part at a time. None for the others, which numpy
+    compares."""
     if dtype.kind in "iu" and dtype.itemsize in (1, 2, 4, 8):
-        every = (1 << 64) - 1  # every bit counts; none is a NaN
-        return dtype.itemsize, every, every
+        return dtype.itemsize, False, 0, 0
     if dtype.kind not in "fc" or not dtype.isnative:
         return None
     part = np.finfo(dtype).dtype
@@ -393,7 +393,7 @@ def _check_numbers(dtype: np.dtype) -> tuple[int, int, int] | None:
         return None  # long double: padding bytes that are no part of it
     bits = 8 * part.itemsize
     mag = (1 << (bits - 1)) - 1  # all but the sign
-    return part.itemsize, mag, mag ^ ((1 << int(np.finfo(part).nmant)) - 1)
+    return part.itemsize, True, mag, mag ^ ((1 << int(np.finfo(part).nmant)) - 1)
 
 
 def _distance_error(x: np.ndarray, symmetric: bool) -> ValueError:

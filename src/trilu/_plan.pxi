@@ -84,9 +84,9 @@ cdef struct Job:
     Py_ssize_t ma, mb
     const char *xor            # copied elements XOR this (conj), or NULL
     # A PACK of square matrices' strict upper triangle may also check them
-    # symmetric with a zero diagonal (squareform), counting what is not in
-    # found[0] (unequal pairs, a NaN on the diagonal included) and found[1]
-    # (nonzero diagonal elements); NULL: no check.
+    # symmetric with a zero diagonal (squareform), counting what is not: in
+    # found[0], the unequal numbers of pairs (a NaN on the diagonal
+    # included), in found[1], the nonzero diagonal elements; NULL: no check.
     const Check *check
     Py_ssize_t *found
     bint stream                # write with streaming stores (not in place)

@@ -79,7 +79,7 @@ cdef int thread_count(Py_ssize_t work, Py_ssize_t units) noexcept nogil:
 cdef inline Py_ssize_t tile_rows(const Job *job) noexcept nogil:
     """The rows of a TILED job's tiles."""
     if job.packed != UNPACKED:
-        return across_side(job.width)
+        return across_rows(job.width)
     return tile_side(job.width)
 
 

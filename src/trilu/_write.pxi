@@ -105,10 +105,10 @@ cdef enum:
     # ... within a tile that its buffer, on the stack, holds in L1D beside
     # the lines it is read from.
     ACROSS_TILE_BYTES = 32768
-    ACROSS_MAX = ACROSS_RUN_BYTES  # its rows (and columns) at most
+    ACROSS_MAX = 256           # its rows and columns at most (of 1 or 2 bytes)
     # The run of the column this many ahead is fetched while one is copied:
     # about a memory latency's worth of the runs' copies.
-    ACROSS_AHEAD = 64
+    ACROSS_AHEAD = 16
 
 
 # --- walking the batch -------------------------------------------------------
@@ -427,13 +427,14 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
         b0 = b1
 
 
-cdef inline Py_ssize_t across_side(Py_ssize_t width) noexcept nogil:
-    """The rows and columns of an across_tile: ACROSS_RUN_BYTES of each run,
-    within a buffer of ACROSS_TILE_BYTES."""
-    cdef Py_ssize_t side = max(8, ACROSS_RUN_BYTES // width)
-    while side > 8 and side * side * width > ACROSS_TILE_BYTES:
-        side -= 8
-    return side
+cdef inline Py_ssize_t across_rows(Py_ssize_t width) noexcept nogil:
+    """The rows of an across_tile: ACROSS_RUN_BYTES of each source run."""
+    return max(8, min(ACROSS_MAX, ACROSS_RUN_BYTES // width))
+
+
+cdef inline Py_ssize_t across_cols(Py_ssize_t width) noexcept nogil:
+    """The columns of an across_tile: as many as its buffer holds."""
+    return max(8, min(ACROSS_MAX, ACROSS_TILE_BYTES // (across_rows(width) * width)))
 
 
 cdef void gather_tile(elem_t *tag, const char **scol, Py_ssize_t sstep,
@@ -485,9 +486,10 @@ cdef void across_tile(elem_t *tag, char **drow, Py_ssize_t dstep,
                       const char **scol, Py_ssize_t sstep, Py_ssize_t i0,
                       Py_ssize_t i1, Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t a,
                       Py_ssize_t b, Py_ssize_t w, const char *xor,
-                      char *buf, Py_ssize_t ahead) noexcept nogil:
+                      char *buf, Py_ssize_t ahead, bint stream) noexcept nogil:
     """One tile of a transposed walk: gather_tile's elements to drow[i - i0]
-    + j * dstep (dst along its rows), a row at a time: dst's rows, a
+    + j * dstep (dst along its rows), a row at a time (with streaming
+    stores where `stream` and dst's rows are contiguous): dst's rows, a
     power-of-two stride apart, would evict one another in cache if each
     column went straight to all of them."""
     cdef Py_ssize_t i, lo, hi, line = (j1 - j0) * w
@@ -495,17 +497,25 @@ cdef void across_tile(elem_t *tag, char **drow, Py_ssize_t dstep,
     for i in range(i0, i1):
         lo = clip(i + a, j0, j1)
         hi = clip(i + b + 1, lo, j1)
-        copy_elems(tag, drow[i - i0] + lo * dstep, dstep,
-                   buf + (i - i0) * line + (lo - j0) * w, w, hi - lo, w)
+        if stream and dstep == w and hi > lo:
+            trilu_stream_row(drow[i - i0] + lo * w, buf + (i - i0) * line
+                             + (lo - j0) * w, 0, (hi - lo) * w, (hi - lo) * w,
+                             _zeros32)
+        else:
+            copy_elems(tag, drow[i - i0] + lo * dstep, dstep,
+                       buf + (i - i0) * line + (lo - j0) * w, w, hi - lo, w)
 
 
 # --- numbers compared (squareform's checks) ---------------------------------------
 
-cdef struct Check:             # elements compared as numbers, by their bits
-    # each element is numbers of `part` bytes (a complex number's two)
+cdef struct Check:             # elements compared as numpy compares numbers
+    # each element is numbers of `part` bytes (a complex number's two),
+    # floats (IEEE's ==: NaN never equal, zeros of either sign equal) or not
+    # (integers: equal bytes)
     Py_ssize_t part
-    uint64_t mag               # a number's bits but its sign (an int's: all)
-    uint64_t inf               # above this (x & mag), a NaN (an int's: all)
+    bint floats
+    uint64_t mag               # a number's bits but its sign
+    uint64_t inf               # above this (x & mag), a NaN
 
 
 cdef inline uint64_t number(const char *p, Py_ssize_t part) noexcept nogil:
@@ -527,29 +537,48 @@ cdef inline uint64_t number(const char *p, Py_ssize_t part) noexcept nogil:
     return u8
 
 
-cdef inline bint same(const char *x, const char *y, Py_ssize_t w,
-                      const Check *c) noexcept nogil:
-    """x == y as numpy compares numbers: equal bits but NaNs, or zeros of
-    either sign; each part of an element (both of a complex number's)."""
-    cdef Py_ssize_t t = 0
+cdef inline bint same_bits(uint64_t u, uint64_t v, const Check *c) noexcept nogil:
+    """u == v as numpy compares them (Check): for floats, equal bits but
+    NaNs, or zeros of either sign."""
+    if not c.floats:
+        return u == v
+    return not (u | v) & c.mag or (u == v and u & c.mag <= c.inf)
+
+
+cdef Py_ssize_t differ(const char *x, const char *y, Py_ssize_t count,
+                       const Check *c) noexcept nogil:
+    """How many of `count` numbers (Check's parts, contiguous) at x and y are
+    unequal: a loop the compiler widens, a type of number each."""
+    cdef Py_ssize_t t, n = 0
+    cdef double d0, d1
+    cdef float f0, f1
     cdef uint64_t u, v
-    while t < w:
-        u = number(x + t, c.part)
-        v = number(y + t, c.part)
-        if (u | v) & c.mag and (u != v or u & c.mag > c.inf):
-            return False
-        t += c.part
-    return True
-
-
-cdef inline bint zero(const char *x, Py_ssize_t w, const Check *c) noexcept nogil:
-    """x == 0 as numpy compares numbers (a NaN is not)."""
-    cdef Py_ssize_t t = 0
-    while t < w:
-        if number(x + t, c.part) & c.mag:
-            return False
-        t += c.part
-    return True
+    cdef uint32_t u32, v32
+    if c.floats and c.part == 8:
+        for t in range(count):
+            memcpy(&d0, x + 8 * t, 8)
+            memcpy(&d1, y + 8 * t, 8)
+            n += not d0 == d1
+    elif c.floats and c.part == 4:
+        for t in range(count):
+            memcpy(&f0, x + 4 * t, 4)
+            memcpy(&f1, y + 4 * t, 4)
+            n += not f0 == f1
+    elif not c.floats and c.part == 8:
+        for t in range(count):
+            memcpy(&u, x + 8 * t, 8)
+            memcpy(&v, y + 8 * t, 8)
+            n += u != v
+    elif not c.floats and c.part == 4:
+        for t in range(count):
+            memcpy(&u32, x + 4 * t, 4)
+            memcpy(&v32, y + 4 * t, 4)
+            n += u32 != v32
+    else:                      # float16, 1- and 2-byte integers
+        for t in range(count):
+            n += not same_bits(number(x + c.part * t, c.part),
+                               number(y + c.part * t, c.part), c)
+    return n
 
 
 cdef Py_ssize_t compare_tile(elem_t *tag, char **drow, Py_ssize_t dstep,
@@ -558,18 +587,17 @@ cdef Py_ssize_t compare_tile(elem_t *tag, char **drow, Py_ssize_t dstep,
                              Py_ssize_t a, Py_ssize_t b, Py_ssize_t w,
                              const Check *c, char *buf,
                              Py_ssize_t ahead) noexcept nogil:
-    """across_tile's elements compared with drow[i - i0] + j * dstep instead
-    of written there: how many differ (Check)."""
-    cdef Py_ssize_t i, j, lo, hi, differ = 0, line = (j1 - j0) * w
-    cdef const char *t
+    """across_tile's elements compared with those at drow[i - i0] + j * dstep
+    (contiguous: dstep == w) instead of written there: how many of their
+    numbers differ (Check)."""
+    cdef Py_ssize_t i, lo, hi, n = 0, line = (j1 - j0) * w
     gather_tile(tag, scol, sstep, i0, i1, j0, j1, a, b, w, NULL, buf, ahead)
     for i in range(i0, i1):
         lo = clip(i + a, j0, j1)
         hi = clip(i + b + 1, lo, j1)
-        t = buf + (i - i0) * line - j0 * w
-        for j in range(lo, hi):
-            differ += not same(drow[i - i0] + j * dstep, t + j * w, w, c)
-    return differ
+        n += differ(drow[i - i0] + lo * w, buf + (i - i0) * line + (lo - j0) * w,
+                    (hi - lo) * (w // c.part), c)
+    return n
 
 
 cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
