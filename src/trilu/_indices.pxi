@@ -87,45 +87,6 @@ cdef object new_index_result(int nd, cnp.npy_intp *dims, cnp.dtype descr,
 
 # --- tri --------------------------------------------------------------------------
 
-cdef void tri_rows(elem_t *tag, char *d, Py_ssize_t n, Py_ssize_t m,
-                   Py_ssize_t k, Py_ssize_t w, const char *one,
-                   bint zeroed) noexcept nogil:
-    """Row i: ones where j <= i + k, zeros after (not written where the block
-    is zero already)."""
-    cdef Py_ssize_t i, j, lo, hi
-    cdef elem_t v
-    if elem_t is not any_width:
-        memcpy(&v, one, sizeof(elem_t))
-    for i in range(n):
-        kept_cols(False, k, m, i, &lo, &hi)
-        if elem_t is any_width:
-            for j in range(hi):
-                memcpy(d + j * w, one, w)
-        else:
-            for j in range(hi):
-                memcpy(d + j * sizeof(elem_t), &v, sizeof(elem_t))
-        if not zeroed and hi < m:
-            memset(d + hi * w, 0, (m - hi) * w)
-        d += m * w
-
-
-cdef void tri_write(char *d, Py_ssize_t n, Py_ssize_t m, Py_ssize_t k,
-                    Py_ssize_t w, const char *one, bint zeroed) noexcept nogil:
-    """tri_rows by the specialization for the element width."""
-    if w == 8:
-        tri_rows(<uint64_t *>NULL, d, n, m, k, w, one, zeroed)
-    elif w == 4:
-        tri_rows(<uint32_t *>NULL, d, n, m, k, w, one, zeroed)
-    elif w == 1:
-        tri_rows(<uint8_t *>NULL, d, n, m, k, w, one, zeroed)
-    elif w == 2:
-        tri_rows(<uint16_t *>NULL, d, n, m, k, w, one, zeroed)
-    elif w == 16:
-        tri_rows(<u128 *>NULL, d, n, m, k, w, one, zeroed)
-    else:
-        tri_rows(<any_width *>NULL, d, n, m, k, w, one, zeroed)
-
-
 cdef void tri_stream(char *d, const char *ones, Py_ssize_t n, Py_ssize_t m,
                      Py_ssize_t k, Py_ssize_t w, bint zeroed) noexcept nogil:
     """Rows copied from a row of ones with streaming stores (_stream.h),
@@ -136,6 +97,17 @@ cdef void tri_stream(char *d, const char *ones, Py_ssize_t n, Py_ssize_t m,
         trilu_stream_row(d, ones, 0, hi * w, hi * w if zeroed else m * w, _zeros32)
         d += m * w
     trilu_stream_fence()
+
+
+cdef void tri_job(Job *job, char *d, const char *one, Py_ssize_t n, Py_ssize_t m,
+                  Py_ssize_t k, Py_ssize_t w, bint zeroed) noexcept nogil:
+    """The job of tri_rows: n x m contiguous rows at d, `one` where
+    j <= i + k, zeros after (unless the block is `zeroed` already)."""
+    job.dst = d
+    job.src = one
+    job.rows, job.cols, job.width = n, m, w
+    job.a, job.b = -n, k
+    job.fill_rest = not zeroed
 
 
 def tri(Py_ssize_t n, Py_ssize_t m, object k, cnp.dtype descr, bytes one):
@@ -155,27 +127,29 @@ def tri(Py_ssize_t n, Py_ssize_t m, object k, cnp.dtype descr, bytes one):
     cdef bint stream = (TRILU_STREAM and size >= STREAM_MIN_BYTES
                         and n >= 10)
     cdef cnp.ndarray out
-    cdef char *d
+    cdef Job job
     cdef char *ones
     dims[0] = n
     dims[1] = m
     out = new_index_result(2, dims, descr, size, zeroed)
     if size == 0:
         return out
-    d = cnp.PyArray_BYTES(out)
     if stream:
         ones = <char *>PyMem_RawMalloc(m * w)
         if ones == NULL:
             raise MemoryError()
+        tri_job(&job, ones, pattern, 1, m, m, w, True)
         with nogil:
-            tri_rows(<any_width *>NULL, ones, 1, m, m, w, pattern, True)
-            tri_stream(d, ones, n, m, kk, w, zeroed)
+            write(TRI_ROWS, &job, 0, 0, 0, 1, KEPT)
+            tri_stream(cnp.PyArray_BYTES(out), ones, n, m, kk, w, zeroed)
         PyMem_RawFree(ones)
-    elif size >= NOGIL_MIN_BYTES:
+        return out
+    tri_job(&job, cnp.PyArray_BYTES(out), pattern, n, m, kk, w, zeroed)
+    if size >= NOGIL_MIN_BYTES:
         with nogil:
-            tri_write(d, n, m, kk, w, pattern, zeroed)
+            write(TRI_ROWS, &job, 0, 0, 0, n, CROSSED)
     else:
-        tri_write(d, n, m, kk, w, pattern, zeroed)
+        write(TRI_ROWS, &job, 0, 0, 0, n, CROSSED)
     return out
 
 

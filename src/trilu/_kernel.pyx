@@ -9,12 +9,16 @@ element. Everything here works on raw bytes, so one specialization per element
 width serves every such dtype.
 
 This file holds the entry points, arrays in and arrays out; the parts it
-includes each do one job: ``_plan.pxi`` (spans, runs of rows, the batch, the
-method), ``_write.pxi`` (the writers), ``_work.pxi`` (cost, grains, threads),
-``_memory.pxi`` (a fresh result's layout and allocation, out='s overlap),
-``_pack.pxi`` (spans to and from packed vectors: pack, unpack) and, last,
-``_indices.pxi`` (numpy's index family, on the same spans). mirror is two
-bands: the kept triangle from src, the other from its transpose.
+includes each do one job, and each calls only into those before it:
+``_plan.pxi`` (spans, runs of rows, the batch, the method), ``_write.pxi``
+(the writers, by element type: rows, tiles, the transposed walk, tri's
+rows), ``_pack.pxi`` (spans to and from packed vectors: pack, unpack,
+squareform's checks), ``_work.pxi`` (the one ladder from element width to
+writer, runs of rows, chunks, cost, grains, threads), ``_memory.pxi`` (a
+fresh result's layout and allocation, out='s overlap) and, last,
+``_indices.pxi`` (numpy's index family, on the same spans and writers).
+mirror is two bands: the kept triangle from src, the other from its
+transpose.
 Arrays reach C through numpy's C API rather than typed memoryviews: acquiring
 two fused 3-D memoryviews costs more than ``np.empty_like`` itself, and a
 small call's whole budget is a few times that.
@@ -51,9 +55,9 @@ cdef extern from "numpy/arrayobject.h":
 
 include "_plan.pxi"
 include "_write.pxi"
+include "_pack.pxi"
 include "_work.pxi"
 include "_memory.pxi"
-include "_pack.pxi"
 
 
 def set_num_threads(int n):

@@ -1,5 +1,5 @@
 # --- packing: each matrix's kept elements, line after line, to and from a vector ----
-# (included by _kernel.pyx, before _write.pxi's chunks call packed_rows)
+# (included by _kernel.pyx, after _write.pxi; _work.pxi's chunks call its writers)
 #
 # The packed lines are the kept spans of the rows (numpy's order), or of the
 # columns (LAPACK's): line l starts at packed_line(l), so any line's place is
@@ -202,40 +202,6 @@ cdef void packed_tiles(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do
         trilu_fetch_add(&job.found[1], nonzero)
 
 
-cdef void packed_rows(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
-                      Py_ssize_t r1, Part part) noexcept nogil:
-    """packed_span, or packed_tiles (TILED), by the specialization for the
-    element width."""
-    cdef Py_ssize_t w = job.width
-    if part == FILLED and (job.packed == PACK or not job.fill_rest):
-        return                 # nothing of these rows is packed or written
-    if job.method == TILED and part != FILLED:
-        if w == 8:
-            packed_tiles(<uint64_t *>NULL, job, so, do, r0, r1, part)
-        elif w == 4:
-            packed_tiles(<uint32_t *>NULL, job, so, do, r0, r1, part)
-        elif w == 2:
-            packed_tiles(<uint16_t *>NULL, job, so, do, r0, r1, part)
-        elif w == 1:
-            packed_tiles(<uint8_t *>NULL, job, so, do, r0, r1, part)
-        elif w == 16:
-            packed_tiles(<u128 *>NULL, job, so, do, r0, r1, part)
-        else:
-            packed_tiles(<any_width *>NULL, job, so, do, r0, r1, part)
-    elif w == 8:
-        packed_span(<uint64_t *>NULL, job, so, do, r0, r1, part)
-    elif w == 4:
-        packed_span(<uint32_t *>NULL, job, so, do, r0, r1, part)
-    elif w == 2:
-        packed_span(<uint16_t *>NULL, job, so, do, r0, r1, part)
-    elif w == 1:
-        packed_span(<uint8_t *>NULL, job, so, do, r0, r1, part)
-    elif w == 16:
-        packed_span(<u128 *>NULL, job, so, do, r0, r1, part)
-    else:
-        packed_span(<any_width *>NULL, job, so, do, r0, r1, part)
-
-
 cdef void build_offsets(const Job *job, Py_ssize_t *off) noexcept nogil:
     """job.offsets: each element's byte offset in its matrix (the matrix
     side's strides), the kept ones first, line after line as packed, then
@@ -324,24 +290,6 @@ cdef void offset_matrices(elem_t *tag, const Job *job, Py_ssize_t start,
             do += d_step
         else:
             batch_next(job, idx, &so, &do)
-
-
-cdef void packed_matrices(const Job *job, Py_ssize_t start,
-                          Py_ssize_t stop) noexcept nogil:
-    """offset_matrices by the specialization for the element width."""
-    cdef Py_ssize_t w = job.width
-    if w == 8:
-        offset_matrices(<uint64_t *>NULL, job, start, stop)
-    elif w == 4:
-        offset_matrices(<uint32_t *>NULL, job, start, stop)
-    elif w == 2:
-        offset_matrices(<uint16_t *>NULL, job, start, stop)
-    elif w == 1:
-        offset_matrices(<uint8_t *>NULL, job, start, stop)
-    elif w == 16:
-        offset_matrices(<u128 *>NULL, job, start, stop)
-    else:
-        offset_matrices(<any_width *>NULL, job, start, stop)
 
 
 cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_strides,

@@ -63,6 +63,16 @@ cdef struct Fill:              # what the rows' other elements get
     Py_ssize_t pattern_bytes
 
 
+cdef struct Check:             # elements compared as numpy compares numbers
+    # each element is numbers of `part` bytes (a complex number's two),
+    # floats (IEEE's ==: NaN never equal, zeros of either sign equal) or not
+    # (integers: equal bytes)
+    Py_ssize_t part
+    bint floats
+    uint64_t mag               # a number's bits but its sign
+    uint64_t inf               # above this (x & mag), a NaN
+
+
 cdef struct Job:
     const char *src
     char *dst

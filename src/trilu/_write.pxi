@@ -508,16 +508,6 @@ cdef void across_tile(elem_t *tag, char **drow, Py_ssize_t dstep,
 
 # --- numbers compared (squareform's checks) ---------------------------------------
 
-cdef struct Check:             # elements compared as numpy compares numbers
-    # each element is numbers of `part` bytes (a complex number's two),
-    # floats (IEEE's ==: NaN never equal, zeros of either sign equal) or not
-    # (integers: equal bytes)
-    Py_ssize_t part
-    bint floats
-    uint64_t mag               # a number's bits but its sign
-    uint64_t inf               # above this (x & mag), a NaN
-
-
 cdef inline uint64_t number(const char *p, Py_ssize_t part) noexcept nogil:
     """The number of `part` bytes at p, its bits widened."""
     cdef uint8_t u8
@@ -638,61 +628,6 @@ cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
         d += dst_row
 
 
-cdef void each_row(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
-                   Py_ssize_t r1, Part part) noexcept nogil:
-    """Rows [r0, r1) of a matrix one at a time (a tile at a time where TILED),
-    by the specialization for the element width where they are strided."""
-    cdef Py_ssize_t w = job.width
-    if job.method == TILED:
-        if w == 8:
-            tiled_rows(<uint64_t *>NULL, job, so, do, r0, r1, part)
-        elif w == 4:
-            tiled_rows(<uint32_t *>NULL, job, so, do, r0, r1, part)
-        elif w == 2:
-            tiled_rows(<uint16_t *>NULL, job, so, do, r0, r1, part)
-        elif w == 1:
-            tiled_rows(<uint8_t *>NULL, job, so, do, r0, r1, part)
-        elif w == 16:
-            tiled_rows(<u128 *>NULL, job, so, do, r0, r1, part)
-        else:
-            tiled_rows(<any_width *>NULL, job, so, do, r0, r1, part)
-    elif job.method != STRIDED:
-        contiguous_rows(job, so, do, r0, r1, part)
-    elif w == 8:
-        strided_rows(<uint64_t *>NULL, job, so, do, r0, r1, part)
-    elif w == 4:
-        strided_rows(<uint32_t *>NULL, job, so, do, r0, r1, part)
-    elif w == 2:
-        strided_rows(<uint16_t *>NULL, job, so, do, r0, r1, part)
-    elif w == 1:
-        strided_rows(<uint8_t *>NULL, job, so, do, r0, r1, part)
-    elif w == 16:
-        strided_rows(<u128 *>NULL, job, so, do, r0, r1, part)
-    else:
-        strided_rows(<any_width *>NULL, job, so, do, r0, r1, part)
-
-
-cdef void bulk(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
-               Py_ssize_t r1, bint kept) noexcept nogil:
-    """Rows [r0, r1) of a matrix, wholly kept or wholly filled: one memcpy or
-    fill where the rows are contiguous; nothing to write in place (kept) or
-    into zero pages (filled)."""
-    cdef Py_ssize_t n = (r1 - r0) * job.cols * job.width
-    cdef Py_ssize_t low = r0 if job.dst_row > 0 else r1 - 1  # the run's first
-    cdef char *d = job.dst + do + low * job.dst_row
-    cdef const char *s = job.src + so + low * job.src_row
-    if kept and not job.copy_kept or not kept and not job.fill_rest:
-        return
-    if not (job.bulk_src and job.xor == NULL if kept else job.bulk_dst):
-        each_row(job, so, do, r0, r1, KEPT if kept else FILLED)
-    elif job.stream:
-        trilu_stream_row(d, s, 0, n if kept else 0, n, job.fill.pattern)
-    elif kept:
-        memcpy(d, s, n)
-    else:
-        fill_bytes(d, n, job.fill)
-
-
 # --- masks ------------------------------------------------------------------------
 
 cdef inline void and_bytes(char *d, const char *s, const char *mask,
@@ -760,99 +695,26 @@ cdef void build_mask(const Job *job, char *mask) noexcept nogil:
             memcpy(fill + i * job.matrix_bytes, fill, job.matrix_bytes)
 
 
-cdef void crossed(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
-                  Py_ssize_t r1) noexcept nogil:
-    """Rows [r0, r1) of a matrix's crossed runs."""
-    cdef Py_ssize_t row = job.cols * job.width
-    cdef Py_ssize_t at = mask_at(job, r0)
-    cdef const char *fill = NULL
-    if job.method == ROWS:     # (inlined here with the part known)
-        contiguous_rows(job, so, do, r0, r1, CROSSED)
-    elif job.method != BAND_MASK:
-        each_row(job, so, do, r0, r1, CROSSED)
-    else:
-        if job.fill_mask != NULL:
-            fill = job.fill_mask + at
-        if job.stream:
-            trilu_stream_and(job.dst + do + r0 * row, job.src + so + r0 * row,
-                             job.mask + at, fill, (r1 - r0) * row)
+# --- tri -----------------------------------------------------------------------------
+
+cdef void tri_rows(elem_t *tag, const Job *job, Py_ssize_t r0,
+                   Py_ssize_t r1) noexcept nogil:
+    """Rows [r0, r1) of tri's contiguous rows: the element at job.src (numpy's
+    True) where j <= i + job.b, zeros after (not written where fill_rest is
+    off: the block is zero already), each row from a register."""
+    cdef Py_ssize_t i, j, lo, hi, w = job.width, m = job.cols
+    cdef char *d = job.dst + r0 * m * w
+    cdef elem_t v
+    if elem_t is not any_width:
+        memcpy(&v, job.src, sizeof(elem_t))
+    for i in range(r0, r1):
+        row_span(CROSSED, -i - 1, job.b, m, i, &lo, &hi)
+        if elem_t is any_width:
+            for j in range(hi):
+                memcpy(d + j * w, job.src, w)
         else:
-            and_bytes(job.dst + do + r0 * row, job.src + so + r0 * row,
-                      job.mask + at, fill, (r1 - r0) * row)
-
-
-# --- chunks of work -----------------------------------------------------------------
-
-cdef struct Chunk:             # a run of work: units [start, stop)
-    const Job *job
-    Py_ssize_t start, stop     # matrices (MATRICES) or rows of the flat batch
-
-
-cdef void runs_chunk(const Chunk *c) noexcept nogil:
-    """Rows [start, stop) of the flattened (batch, row) index, run by run: the
-    wholly kept and wholly filled rows of each matrix in bulk, the crossed
-    rows by the job's method."""
-    cdef const Job *job = c.job
-    cdef Py_ssize_t idx[MAX_BATCH_DIMS]
-    cdef Py_ssize_t so, do, stop, lo, hi, unit = c.start
-    cdef Py_ssize_t rows = job.rows
-    cdef Py_ssize_t first = unit % rows
-    cdef int r
-    cdef Part part
-    batch_seek(job, unit // rows, idx, &so, &do)
-    while unit < c.stop:
-        stop = min(rows, first + c.stop - unit)
-        for r in range(RUNS):
-            lo = max(first, job.edge[r])
-            hi = min(stop, job.edge[r + 1])
-            if lo < hi:
-                part = run_part(r)
-                if job.packed != UNPACKED:
-                    packed_rows(job, so, do, lo, hi, part)
-                elif part == CROSSED:
-                    crossed(job, so, do, lo, hi)
-                else:
-                    bulk(job, so, do, lo, hi, part == KEPT)
-        unit += stop - first
-        first = 0
-        batch_next(job, idx, &so, &do)
-    if job.stream:
-        trilu_stream_fence()
-
-
-cdef void matrices_chunk(const Chunk *c) noexcept nogil:
-    """Matrices [start, stop), each contiguous, ANDed whole with the keep-mask
-    (and ORed with the fill-mask)."""
-    cdef const Job *job = c.job
-    cdef Py_ssize_t idx[MAX_BATCH_DIMS]
-    cdef Py_ssize_t so, do, _, count, left, size = job.matrix_bytes
-    if job.flat:
-        # one run: a block of matrices per pass of the (repeated) masks
-        so = c.start * size
-        left = c.stop - c.start
-        while left > 0:
-            count = min(left, job.block)
-            if job.stream:
-                trilu_stream_and(job.dst + so, job.src + so, job.mask,
-                                 job.fill_mask, count * size)
-            else:
-                and_bytes(job.dst + so, job.src + so, job.mask, job.fill_mask,
-                          count * size)
-            so += count * size
-            left -= count
-        if job.stream:
-            trilu_stream_fence()
-        return
-    batch_seek(job, c.start, idx, &so, &do)
-    for _ in range(c.start, c.stop):
-        and_bytes(job.dst + do, job.src + so, job.mask, job.fill_mask, size)
-        batch_next(job, idx, &so, &do)
-
-
-cdef void run_chunk(const Chunk *c) noexcept nogil:
-    if c.job.method == MATRICES and c.job.packed != UNPACKED:
-        packed_matrices(c.job, c.start, c.stop)
-    elif c.job.method == MATRICES:
-        matrices_chunk(c)
-    else:
-        runs_chunk(c)
+            for j in range(hi):
+                memcpy(d + j * sizeof(elem_t), &v, sizeof(elem_t))
+        if job.fill_rest and hi < m:
+            memset(d + hi * w, 0, (m - hi) * w)
+        d += m * w
