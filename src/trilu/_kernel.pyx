@@ -175,6 +175,8 @@ cdef void prepare(Plan *p, cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
     p.job.copy_kept = p.job.fill_rest = True
     p.job.rest_untouched = not rest
     p.job.packed = UNPACKED
+    p.job.columns = p.job.mirror = False
+    p.job.check = NULL
     p.job.xor = xor
     p.fresh = dst is None
     if p.fresh:

@@ -182,6 +182,18 @@ cdef Py_ssize_t kept_in(Py_ssize_t a, Py_ssize_t b, Py_ssize_t r,
     return clamp_sum(b + 1, r, cols) - clamp_sum(a, r, cols)
 
 
+cdef inline Py_ssize_t packed_line(const Job *job, Py_ssize_t at,
+                                   Py_ssize_t step) noexcept nogil:
+    """Where packed line `at`'s element p is, less p * step, in bytes
+    (elements step bytes apart): a row's kept span of the band (a, b), or a
+    column's, which is the transpose's row of the band (-b, -a)."""
+    if job.columns:
+        return (kept_in(-job.b, -job.a, at, job.rows)
+                - clip(at - job.b, 0, job.rows)) * step
+    return (kept_in(job.a, job.b, at, job.cols)
+            - clip(at + job.a, 0, job.cols)) * step
+
+
 cdef inline Py_ssize_t crossed_rows(const Job *job) noexcept nogil:
     return job.edge[2] - job.edge[1] + job.edge[4] - job.edge[3]
 

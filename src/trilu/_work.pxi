@@ -36,7 +36,6 @@ cdef enum Writer:              # the writers that move elements of a given width
     TILED_ROWS
     TRI_ROWS
     PACKED_SPAN     # _pack.pxi
-    PACKED_TILES
     OFFSET_MATRICES
 
 
@@ -56,8 +55,6 @@ cdef inline void write_as(elem_t *tag, Writer writer, const Span *s) noexcept no
         tri_rows(tag, s.job, s.r0, s.r1)
     elif writer == PACKED_SPAN:
         packed_span(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
-    elif writer == PACKED_TILES:
-        packed_tiles(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
     else:
         offset_matrices(tag, s.job, s.r0, s.r1)
 
@@ -146,7 +143,7 @@ cdef inline void packed_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
     into zero pages."""
     if part == FILLED and (job.packed == PACK or not job.fill_rest):
         return
-    write(PACKED_TILES if job.method == TILED and part != FILLED else PACKED_SPAN,
+    write(TILED_ROWS if job.method == TILED and part != FILLED else PACKED_SPAN,
           job, so, do, r0, r1, part)
 
 
@@ -275,13 +272,6 @@ cdef int thread_count(Py_ssize_t work, Py_ssize_t units) noexcept nogil:
     return <int>max(1, min(trilu_threads_mine(), work // PARALLEL_MIN_BYTES, units))
 
 
-cdef inline Py_ssize_t tile_rows(const Job *job) noexcept nogil:
-    """The rows of a TILED job's tiles."""
-    if job.packed != UNPACKED:
-        return across_rows(job.width)
-    return tile_side(job.width)
-
-
 cdef Py_ssize_t work_units(const Job *job, Py_ssize_t nb) noexcept nogil:
     """What the work is split in: matrices (MATRICES) or rows of the batch."""
     return nb if job.method == MATRICES else nb * job.rows
@@ -368,6 +358,7 @@ cdef void run_job(const Job *job, Py_ssize_t nb, int nthreads) noexcept nogil:
     else:
         queue.grain = max(1, GRAIN_BYTES // (job.cols * job.width))
         if job.method == TILED:    # whole tiles
-            queue.grain = max(1, queue.grain // tile_rows(job)) * tile_rows(job)
+            queue.grain = max(1, queue.grain // across_rows(job.width)) * across_rows(
+                job.width)
     queue.nthreads = nthreads
     run(&queue)

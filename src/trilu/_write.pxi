@@ -74,23 +74,6 @@ cdef enum:
     # hardware prefetcher only picks up after a few misses.
     PREFETCH_ROWS = 2
     PREFETCH_LINES = 8
-    # A TILED tile is a square of at most this many bytes, gathered in a
-    # buffer on the stack that stays in L1D (half the smallest of the
-    # targets) beside the lines it is read from and written to.
-    TILE_BYTES = 16384
-    # Elements this wide fill a line of dst in 8 columns or fewer, so a tile
-    # of 8 rows, one line each, fits an 8-way L1D set even where the rows'
-    # stride is a power of two: it is written in place, without the buffer.
-    TILE_DIRECT_WIDTH = 8
-    TILE_DIRECT_ROWS = 8
-    # ... and a block of this many columns at a time, down all the rows of a
-    # grain: at a large row stride each column's source is a page of its
-    # own, and the block's pages must stay within the L1 DTLB (64 entries)
-    # beside the destination's, or each element read is a page walk.
-    TILE_DIRECT_COLS = 32
-    # Each column's source line is fetched this many columns ahead: about a
-    # memory latency's worth of the columns' copies.
-    TILE_PREFETCH_COLS = 8
     # A span shorter than this is copied element by element: a memcpy call's
     # fixed cost is that of moving about this many bytes in a loop.
     SPAN_CALL_BYTES = 128
@@ -298,135 +281,6 @@ cdef void strided_rows(elem_t *tag, const Job *job, Py_ssize_t so,
         d += dst_row
 
 
-cdef inline Py_ssize_t tile_side(Py_ssize_t width) noexcept nogil:
-    """The rows and columns of a TILED tile: a square of TILE_BYTES."""
-    cdef Py_ssize_t side = 1
-    while 4 * side * side * width <= TILE_BYTES:
-        side *= 2
-    return side
-
-
-cdef inline void tile_head(const Job *job, char *d, Py_ssize_t b0, Py_ssize_t b1,
-                           Part part, Py_ssize_t *first,
-                           Py_ssize_t *last) noexcept nogil:
-    """Rows [b0, b1) of a tile, d the first's: each row's filled parts are one
-    fill each (none into zero pages); [first, last) the columns any row keeps."""
-    cdef Py_ssize_t i, lo, hi, w = job.width, cols = job.cols
-    first[0] = cols
-    last[0] = 0
-    for i in range(b0, b1):
-        row_span(part, job.a, job.b, cols, i, &lo, &hi)
-        if job.fill_rest:
-            if lo > 0:
-                fill_bytes(d + (i - b0) * job.dst_row, lo * w, job.fill)
-            if hi < cols:
-                fill_bytes(d + (i - b0) * job.dst_row + hi * w, (cols - hi) * w,
-                           job.fill)
-        if hi > lo:
-            first[0] = min(first[0], lo)
-            last[0] = max(last[0], hi)
-
-
-cdef inline void column_rows(const Job *job, Part part, Py_ssize_t j, Py_ssize_t b0,
-                             Py_ssize_t b1, Py_ssize_t *top,
-                             Py_ssize_t *bottom) noexcept nogil:
-    """The rows [top, bottom) of [b0, b1) that keep column j: those with
-    j - b <= i <= j - a, clamped: two bounds, no test per element."""
-    top[0] = b0
-    bottom[0] = b1
-    if part == CROSSED:
-        top[0] = clip(j - job.b, b0, b1)
-        bottom[0] = clip(j - job.a + 1, top[0], b1)
-
-
-cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
-                     Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
-    """Rows [r0, r1) of a matrix with contiguous dst rows whose src runs down
-    its columns (a transposed read), a tile of rows at a time: the filled
-    parts first (tile_head), then the kept parts a column at a time, so each
-    column reads one run of src. Elements of TILE_DIRECT_WIDTH bytes or more
-    go straight to dst, TILE_DIRECT_ROWS rows at a time; narrower ones need
-    more rows per run, whose lines would evict one another in cache at a
-    power-of-two row stride, so a square tile is gathered into a buffer in
-    cache and each of its rows goes out with one memcpy."""
-    cdef Py_ssize_t b0, b1, c0, c1, i, j, lo, hi, top, bottom, first, last
-    cdef Py_ssize_t w = job.width, ss = job.src_col, sr = job.src_row
-    cdef Py_ssize_t dr = job.dst_row
-    cdef bint direct = w >= TILE_DIRECT_WIDTH
-    cdef Py_ssize_t side = TILE_DIRECT_ROWS if direct else tile_side(w)
-    cdef Py_ssize_t line = side * w
-    cdef const char *s
-    cdef char *d
-    cdef char buf[TILE_BYTES]
-    cdef elem_t v
-    cdef Py_ssize_t first_all = job.cols, last_all = 0
-    if direct:
-        # the fills of every strip of rows, then the kept parts a block of
-        # columns at a time, strip by strip
-        b0 = r0
-        while b0 < r1:
-            b1 = min(b0 + side, r1)
-            tile_head(job, job.dst + do + b0 * dr, b0, b1, part, &first, &last)
-            first_all = min(first_all, first)
-            last_all = max(last_all, last)
-            b0 = b1
-        c0 = first_all
-        while c0 < last_all:
-            c1 = min(c0 + TILE_DIRECT_COLS, last_all)
-            b0 = r0
-            while b0 < r1:
-                b1 = min(b0 + side, r1)
-                s = job.src + so + b0 * sr
-                d = job.dst + do + b0 * dr
-                for j in range(c0, c1):
-                    # the source line of a column a few ahead: lines a row
-                    # stride apart are nothing a hardware prefetcher follows
-                    trilu_prefetch(s + (j + TILE_PREFETCH_COLS) * ss)
-                    column_rows(job, part, j, b0, b1, &top, &bottom)
-                    if job.xor != NULL:
-                        copy_xor(tag, d + (top - b0) * dr + j * w, dr,
-                                 s + (top - b0) * sr + j * ss, sr, bottom - top, w,
-                                 job.xor)
-                        continue
-                    for i in range(top - b0, bottom - b0):
-                        if elem_t is any_width:
-                            memcpy(d + i * dr + j * w, s + i * sr + j * ss, w)
-                        else:
-                            memcpy(&v, s + i * sr + j * ss, sizeof(elem_t))
-                            memcpy(d + i * dr + j * sizeof(elem_t), &v,
-                                   sizeof(elem_t))
-                b0 = b1
-            c0 = c1
-        return
-    b0 = r0
-    while b0 < r1:
-        b1 = min(b0 + side, r1)
-        s = job.src + so + b0 * sr
-        d = job.dst + do + b0 * dr
-        tile_head(job, d, b0, b1, part, &first, &last)
-        c0 = first
-        while c0 < last:
-            c1 = min(c0 + side, last)
-            for j in range(c0, c1):
-                column_rows(job, part, j, b0, b1, &top, &bottom)
-                for i in range(top - b0, bottom - b0):
-                    if elem_t is any_width:
-                        memcpy(buf + i * line + (j - c0) * w, s + i * sr + j * ss, w)
-                    else:
-                        memcpy(&v, s + i * sr + j * ss, sizeof(elem_t))
-                        memcpy(buf + i * line + (j - c0) * sizeof(elem_t), &v,
-                               sizeof(elem_t))
-            for i in range(b0, b1):
-                row_span(part, job.a, job.b, job.cols, i, &lo, &hi)
-                lo = max(lo, c0)
-                hi = min(hi, c1)
-                if hi > lo:
-                    memcpy(d + (i - b0) * dr + lo * w,
-                           buf + (i - b0) * line + (lo - c0) * w, (hi - lo) * w)
-            c0 = c1
-        b0 = b1
-
-
 cdef inline Py_ssize_t across_rows(Py_ssize_t width) noexcept nogil:
     """The rows of an across_tile: ACROSS_RUN_BYTES of each source run."""
     return max(8, min(ACROSS_MAX, ACROSS_RUN_BYTES // width))
@@ -588,6 +442,150 @@ cdef Py_ssize_t compare_tile(elem_t *tag, char **drow, Py_ssize_t dstep,
         n += differ(drow[i - i0] + lo * w, buf + (i - i0) * line + (lo - j0) * w,
                     (hi - lo) * (w // c.part), c)
     return n
+
+
+cdef inline void put(elem_t *tag, char *d, Py_ssize_t ds, const char *s,
+                     Py_ssize_t ss, Py_ssize_t count, Py_ssize_t w,
+                     bint stream) noexcept nogil:
+    """copy_elems, with streaming stores where `stream` and both sides are
+    contiguous."""
+    if stream and ds == w and ss == w and count > 0:
+        trilu_stream_row(d, s, 0, count * w, count * w, _zeros32)
+    else:
+        copy_elems(tag, d, ds, s, ss, count, w)
+
+
+cdef inline void unpacked_row(elem_t *tag, const Job *job, char *d,
+                              const char *line, Py_ssize_t lo, Py_ssize_t hi,
+                              const char *xor, Py_ssize_t xlo,
+                              Py_ssize_t xhi) noexcept nogil:
+    """Row d of an UNPACK but its span [xlo, xhi) read across (at an end of
+    the row, or empty): the span [lo, hi) from its packed line (element p at
+    line + p * step), XOR `xor` where given, and the fill elsewhere (none
+    into zero pages); in one pass of streaming stores where job.stream."""
+    cdef Py_ssize_t w = job.width, cols = job.cols, ds = job.dst_col
+    cdef Py_ssize_t step = job.src_col, r0 = 0, r1 = cols
+    if hi <= lo:
+        lo = hi = xhi if xlo == 0 else 0
+    if job.stream and xor == NULL and step == w:
+        if xhi > xlo:          # the rest of the row: one run
+            if xlo == 0:
+                r0 = xhi
+            else:
+                r1 = xlo
+        if job.fill_rest:
+            trilu_stream_row(d + r0 * w, line + r0 * w, (lo - r0) * w,
+                             (hi - r0) * w, (r1 - r0) * w, job.fill.pattern)
+        elif hi > lo:
+            put(tag, d + lo * w, w, line + lo * w, w, hi - lo, w, True)
+        return
+    if job.fill_rest:
+        fill_gaps(tag, d, ds, w, cols, lo, hi, xlo, xhi, job.fill)
+    if xor != NULL:
+        copy_xor(tag, d + lo * ds, ds, line + lo * step, step, hi - lo, w, xor)
+    else:
+        copy_elems(tag, d + lo * ds, ds, line + lo * step, step, hi - lo, w)
+
+
+cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
+                     Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
+    """Rows [r0, r1) of a TILED job, the one transposed walk, a strip of
+    across_rows at a time: what each row reads along (a packed line, or a
+    matrix row) and its fill, then what the strip reads across by tiles: a
+    band's src down its columns, the packed lines' columns, PACK's matrix
+    down its columns, an UNPACK's mirrored band, or a checked PACK's
+    transpose."""
+    cdef Py_ssize_t w = job.width, cols = job.cols, side = across_rows(w)
+    cdef Py_ssize_t width = across_cols(w)
+    cdef bint pack = job.packed == PACK, band = job.packed == UNPACKED
+    cdef Py_ssize_t step = job.dst_col if pack else job.src_col   # packed side's
+    # the band read across: the kept one (a band's, PACK's, or that of lines
+    # that are columns), else the mirrored one
+    cdef bint kept_across = band or pack or job.columns
+    cdef Py_ssize_t ta = job.a if kept_across else job.ma
+    cdef Py_ssize_t tb = job.b if kept_across else job.mb
+    cdef const char *txor = job.xor if band or not kept_across else NULL
+    # the tiles' steps: along dst's rows (drow), down src's columns (scol)
+    cdef Py_ssize_t dstep = job.src_col if job.check != NULL else (
+        step if pack else job.dst_col)
+    cdef Py_ssize_t sstep = job.src_col if job.check != NULL else (
+        job.src_row if pack or band else step)
+    cdef Py_ssize_t b0, b1, c0, c1, i, j, lo, hi, mlo, mhi, first, last
+    cdef Py_ssize_t unequal = 0, nonzero = 0
+    cdef char *drow[ACROSS_MAX]
+    cdef const char *scol[ACROSS_MAX + ACROSS_AHEAD]
+    cdef char buf[ACROSS_TILE_BYTES]
+    cdef const char *src = job.src + so
+    cdef const char *x
+    cdef char *d
+    b0 = r0
+    while b0 < r1:
+        b1 = min(b0 + side, r1)
+        first = cols
+        last = 0
+        for i in range(b0, b1):
+            row_span(part, job.a, job.b, cols, i, &lo, &hi)
+            mlo = mhi = 0
+            if job.mirror:
+                row_span(CROSSED, job.ma, job.mb, cols, i, &mlo, &mhi)
+            if job.check != NULL:  # packed along, compared with the transpose
+                d = <char *>src + i * job.src_row
+                drow[i - b0] = d
+                copy_elems(tag, job.dst + do + packed_line(job, i, step) + lo * step,
+                           step, d + lo * job.src_col, job.src_col, hi - lo, w)
+                if i < cols:   # the diagonal: x == x (no NaN), x == 0
+                    x = d + i * job.src_col
+                    if differ(x, x, w // job.check.part, job.check):
+                        unequal += 1
+                    elif differ(x, <const char *>_zeros32, w // job.check.part,
+                                job.check):
+                        nonzero += 1
+            elif pack:         # (PACK's matrix, read across)
+                drow[i - b0] = job.dst + do + packed_line(job, i, step)
+            elif band:         # the fill along; the band, across
+                d = job.dst + do + i * job.dst_row
+                drow[i - b0] = d
+                if job.fill_rest:
+                    fill_gaps(tag, d, dstep, w, cols, lo, hi, 0, 0, job.fill)
+                if not job.copy_kept:
+                    hi = lo    # (in place: kept already)
+            else:
+                d = job.dst + do + i * job.dst_row
+                drow[i - b0] = d
+                if job.columns:    # the mirrored span along row i's line
+                    unpacked_row(tag, job, d, src + packed_line(job, i, step),
+                                 mlo, mhi, job.xor, lo, hi)
+                else:              # the kept one
+                    unpacked_row(tag, job, d, src + packed_line(job, i, step),
+                                 lo, hi, NULL, mlo, mhi)
+            if not kept_across:
+                lo, hi = mlo, mhi
+            if hi > lo:
+                first = min(first, lo)
+                last = max(last, hi)
+        c0 = first
+        while c0 < last:
+            c1 = min(c0 + width, last)
+            for j in range(c0, min(c1 + ACROSS_AHEAD, last)):
+                if job.check != NULL:  # row j, as the transpose's column
+                    scol[j - c0] = src + j * job.src_row
+                elif pack or band:
+                    scol[j - c0] = src + j * job.src_col
+                else:
+                    scol[j - c0] = src + packed_line(job, j, step)
+            if job.check != NULL:
+                unequal += compare_tile(tag, drow, dstep, scol, sstep, b0, b1, c0,
+                                        c1, ta, tb, w, job.check, buf,
+                                        min(ACROSS_AHEAD, last - c1))
+            else:
+                across_tile(tag, drow, dstep, scol, sstep, b0, b1, c0, c1, ta, tb,
+                            w, txor, buf, min(ACROSS_AHEAD, last - c1), False)
+            c0 = c1
+        b0 = b1
+    if unequal:
+        trilu_fetch_add(&job.found[0], unequal)
+    if nonzero:
+        trilu_fetch_add(&job.found[1], nonzero)
 
 
 cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
