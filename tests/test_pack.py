@@ -593,8 +593,9 @@ STREAMED = {
 }
 
 
+@pytest.mark.usefixtures("threads4")
 @pytest.mark.parametrize("case", list(STREAMED.values()), ids=list(STREAMED))
-def test_streamed(case: tuple[Any, int], threads4: None, rng) -> None:
+def test_streamed(case: tuple[Any, int], rng) -> None:
     """unpack into fresh results (zero pages, recycled blocks) and into an
     unaligned out=, row after row, column after column and mirrored, each
     numpy's answer to the bit."""

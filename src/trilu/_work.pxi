@@ -252,8 +252,12 @@ cdef Py_ssize_t row_cost(const Job *job, Py_ssize_t r) noexcept nogil:
                      - kept_in(job.a, job.b, e[run], job.cols))
     if job.packed == PACK:         # the kept elements, read and written
         return 2 * kept
-    if job.mirror:                 # the mirrored ones too
-        kept += kept_in(job.ma, job.mb, r, job.cols)
+    if job.mirror:
+        # a row is a packed line's too: its elements, written along and
+        # across (the other triangle, about as many)
+        kept = 2 * kept_in(-job.b if job.columns else job.a,
+                           -job.a if job.columns else job.b, r,
+                           job.rows if job.columns else job.cols)
     rest = r * job.cols - kept
     if not job.fill_rest:
         rest -= job.cols * filled

@@ -402,12 +402,12 @@ cdef Py_ssize_t differ(const char *x, const char *y, Py_ssize_t count,
         for t in range(count):
             memcpy(&d0, x + 8 * t, 8)
             memcpy(&d1, y + 8 * t, 8)
-            n += not d0 == d1
+            n += d0 != d1      # (IEEE's: true for a NaN)
     elif c.floats and c.part == 4:
         for t in range(count):
             memcpy(&f0, x + 4 * t, 4)
             memcpy(&f1, y + 4 * t, 4)
-            n += not f0 == f1
+            n += f0 != f1
     elif not c.floats and c.part == 8:
         for t in range(count):
             memcpy(&u, x + 8 * t, 8)
@@ -493,8 +493,9 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     across_rows at a time: what each row reads along (a packed line, or a
     matrix row) and its fill, then what the strip reads across by tiles: a
     band's src down its columns, the packed lines' columns, PACK's matrix
-    down its columns, an UNPACK's mirrored band, or a checked PACK's
-    transpose."""
+    down its columns, or a checked PACK's transpose. A mirrored UNPACK
+    instead writes the strip's own lines, still in cache, across: the other
+    band, down the strip's columns of every row."""
     cdef Py_ssize_t w = job.width, cols = job.cols, side = across_rows(w)
     cdef Py_ssize_t width = across_cols(w)
     cdef bint pack = job.packed == PACK, band = job.packed == UNPACKED
@@ -558,11 +559,29 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                 else:              # the kept one
                     unpacked_row(tag, job, d, src + packed_line(job, i, step),
                                  lo, hi, NULL, mlo, mhi)
-            if not kept_across:
+            if job.mirror and job.columns:     # the span of line i, a column's
+                row_span(CROSSED, -job.b, -job.a, job.rows, i, &lo, &hi)
+            elif not job.mirror and not kept_across:
                 lo, hi = mlo, mhi
             if hi > lo:
                 first = min(first, lo)
                 last = max(last, hi)
+        if job.mirror:
+            # The strip's lines, just read along, read across again from
+            # cache: line i's element p goes to row p, column i. (The rows
+            # of the strip get theirs from the lines of other strips.)
+            for i in range(b0, b1):
+                scol[i - b0] = src + packed_line(job, i, step)
+            c0 = first
+            while c0 < last:
+                c1 = min(c0 + width, last)
+                for j in range(c0, c1):
+                    drow[j - c0] = job.dst + do + j * job.dst_row
+                across_tile(tag, drow, dstep, scol, sstep, c0, c1, b0, b1, ta, tb,
+                            w, txor, buf, 0, job.stream)
+                c0 = c1
+            b0 = b1
+            continue
         c0 = first
         while c0 < last:
             c1 = min(c0 + width, last)
