@@ -57,3 +57,23 @@ def unpack(
     cols: int = 0,
 ) -> np.ndarray: ...
 def band_count(rows: int, cols: int, lo: int | None, hi: int | None) -> int: ...
+def mask(
+    rows: int,
+    cols: int,
+    lo: int | None,
+    hi: int | None,
+    descr: np.dtype,
+    keep: bytes,
+    fill: bytes,
+) -> np.ndarray: ...
+def to_banded(
+    src: np.ndarray, dst: np.ndarray, lower: int, upper: int
+) -> np.ndarray: ...
+def from_banded(
+    src: np.ndarray,
+    dst: np.ndarray | None,
+    lower: int,
+    upper: int,
+    fill: bytes | None = None,
+    rows: int = 0,
+) -> np.ndarray: ...

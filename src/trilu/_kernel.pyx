@@ -12,7 +12,8 @@ This file holds the entry points, arrays in and arrays out; the parts it
 includes each do one job: ``_plan.pxi`` (spans, runs of rows, the batch, the
 method), ``_write.pxi`` (the writers), ``_work.pxi`` (cost, grains, threads),
 ``_memory.pxi`` (a fresh result's layout and allocation, out='s overlap),
-``_pack.pxi`` (spans to and from packed vectors: pack, unpack) and, last,
+``_pack.pxi`` (spans to and from packed vectors: pack, unpack),
+``_banded.pxi`` (masks with no input, and LAPACK's band storage) and, last,
 ``_indices.pxi`` (numpy's index family, on the same spans). mirror is two
 bands: the kept triangle from src, the other from its transpose.
 Arrays reach C through numpy's C API rather than typed memoryviews: acquiring
@@ -54,6 +55,7 @@ include "_write.pxi"
 include "_work.pxi"
 include "_memory.pxi"
 include "_pack.pxi"
+include "_banded.pxi"
 
 
 def set_num_threads(int n):

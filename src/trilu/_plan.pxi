@@ -43,10 +43,13 @@ cdef enum Method:              # how the crossed rows are written
     BAND_MASK       # contiguous short rows: dst = src & keep | fill-mask
     MATRICES        # tiny matrices whole: ANDed, or (pack) through offsets
 
-cdef enum Packed:              # which side of the job is a packed vector
+cdef enum Packed:              # which side of the job is not matrices
     UNPACKED        # neither: matrices to matrices
     PACK            # dst: each matrix's kept elements, row after row
     UNPACK          # src: the same, into matrices
+    MASK            # src: none, the kept elements get a second fill (_banded.pxi)
+    TO_BANDED       # dst: LAPACK's band storage, a matrix's diagonals as rows
+    FROM_BANDED     # src: the same, into matrices
 
 cdef enum Part:                # what a run of rows holds
     FILLED          # every element filled
@@ -102,6 +105,12 @@ cdef struct Job:
     # MATRICES of a PACK or UNPACK job: each element's byte offset in its
     # matrix, the kept ones first in packed order, then the others
     const Py_ssize_t *offsets
+    Fill keep                  # MASK: what the kept elements get
+    # TO_BANDED, FROM_BANDED: element t of row i's band (column i + a + t)
+    # sits at band_at + i * _row + t * _col of the banded side (dst or src);
+    # across: the walk's rows are the matrices' columns
+    Py_ssize_t band_at
+    bint across
 
 
 cdef inline Py_ssize_t clip(Py_ssize_t v, Py_ssize_t lo,

@@ -57,9 +57,13 @@ cdef Py_ssize_t row_cost(const Job *job, Py_ssize_t r) noexcept nogil:
                      - kept_in(job.a, job.b, e[run], job.cols))
     if job.packed == PACK:         # the kept elements, read and written
         return 2 * kept
+    if job.packed == TO_BANDED:    # the kept elements read, whole columns written
+        return kept + r * (job.b - job.a + 1)
     rest = r * job.cols - kept
     if not job.fill_rest:
         rest -= job.cols * filled
+    if job.packed == MASK:         # the kept elements written, none read
+        return rest + (kept if job.copy_kept else 0)
     return rest + (2 * kept if job.copy_kept else 0)
 
 
@@ -69,6 +73,14 @@ cdef Py_ssize_t work_bytes(const Job *job, Py_ssize_t nb) noexcept nogil:
         return 2 * nb * job.matrix_bytes
     return nb * (row_cost(job, job.rows) * job.width
                  + crossed_rows(job) * ROW_BYTES)
+
+
+cdef Py_ssize_t unit_bytes(const Job *job) noexcept nogil:
+    """The bytes a row of the flat batch writes: a matrix row, or a column of
+    band storage (TO_BANDED walks a's columns)."""
+    if job.packed == TO_BANDED:
+        return (job.b - job.a + 1) * job.width
+    return job.cols * job.width
 
 
 cdef int thread_count(Py_ssize_t work, Py_ssize_t units) noexcept nogil:
@@ -159,7 +171,7 @@ cdef void run_job(const Job *job, Py_ssize_t nb, int nthreads) noexcept nogil:
         queue.grain = max(job.block, GRAIN_BYTES // job.matrix_bytes
                           // job.block * job.block)
     else:
-        queue.grain = max(1, GRAIN_BYTES // (job.cols * job.width))
+        queue.grain = max(1, GRAIN_BYTES // unit_bytes(job))
         if job.method == TILED:    # whole tiles
             queue.grain = max(1, queue.grain // tile_side(job.width)) * tile_side(
                 job.width)

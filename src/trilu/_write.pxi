@@ -578,8 +578,10 @@ cdef void runs_chunk(const Chunk *c) noexcept nogil:
             hi = min(stop, job.edge[r + 1])
             if lo < hi:
                 part = run_part(r)
-                if job.packed != UNPACKED:
+                if job.packed == PACK or job.packed == UNPACK:
                     packed_rows(job, so, do, lo, hi, part)
+                elif job.packed != UNPACKED:   # MASK, TO_BANDED, FROM_BANDED
+                    banded_rows(job, so, do, lo, hi, part)
                 elif part == CROSSED:
                     crossed(job, so, do, lo, hi)
                 else:
