@@ -17,7 +17,13 @@ the operations, peers and records are the toolkit classes' of
 - ``mirror(x)`` against ``np.where(j >= i, x, x.T)``, fresh and in place
   (mode "inplace", ``out=x``);
 - each with ``out=`` (mode "out") against ``np.copyto`` of the same bytes,
-  where the result has 40 KiB to 1 MiB.
+  where the result has 40 KiB to 1 MiB;
+- then the masks and band storage on the issue's cases (``TARGETS``):
+  4096 x 4096 causal and sliding-window (w = 256) masks, float32 additive
+  and bool, against ``np.where`` of ``np.tri`` masks and ``np.zeros`` +
+  ``np.ones`` of the same bytes; ``to_banded(a, 8, 8)`` and
+  ``from_banded(ab, 8, 8)`` of 4096 x 4096 float64 against a loop over
+  ``np.diagonal`` and ``np.zeros`` with a diagonal's assignment each.
 
 ``--json PATH`` writes the rows as a results file of bench/report.py's schema
 (``"kind": "grid"``, the cases' class ``"toolkit"``). Nothing here is a test:
@@ -44,6 +50,19 @@ SHAPES = [
 ]
 
 
+# The masks (additive float32 and bool; causal and a window of 256) and band
+# storage (8 diagonals each side) of 4096 x 4096 matrices.
+N = 4096
+TARGETS = [
+    ToolCase("mask", (N, N), "float32", lo=None, hi=0),
+    ToolCase("mask", (N, N), "float32", lo=-255, hi=0),
+    ToolCase("mask", (N, N), "bool", lo=None, hi=0),
+    ToolCase("mask", (N, N), "bool", lo=-255, hi=0),
+    ToolCase("to_banded", (N, N), "float64", lo=-8, hi=8),
+    ToolCase("from_banded", (N, N), "float64", lo=-8, hi=8),
+]
+
+
 def cases(shape: tuple[int, ...], dtype: str) -> list[ToolCase]:
     """The issue's operations on one shape: tril with fill=-inf, the band
     -8..8, pack and unpack of the upper triangle, mirror of the upper one."""
@@ -61,16 +80,16 @@ def main() -> None:
     print(f"# trilu beyond numpy\n\n{environment()}\n")
     print("| case | mode | trilu | numpy way / trilu |\n|---|---|---:|---|")
     rows: list[dict[str, Any]] = []
-    for shape, dtype in SHAPES:
-        for case in cases(shape, dtype):
-            for rec in run_toolkit_case(case, rounds, min_sample):
-                rec["class"] = "toolkit"
-                rows.append(rec)
-                print(
-                    f"| {rec['name']} | {rec['mode']} | {fmt_time(rec['trilu_s'])} | "
-                    + ", ".join(f"{p} {fmt_ratio(v)}" for p, v in rec["ratios"].items())
-                    + " |"
-                )
+    every = [case for shape, dtype in SHAPES for case in cases(shape, dtype)]
+    for case in every + TARGETS:
+        for rec in run_toolkit_case(case, rounds, min_sample):
+            rec["class"] = "toolkit"
+            rows.append(rec)
+            print(
+                f"| {rec['name']} | {rec['mode']} | {fmt_time(rec['trilu_s'])} | "
+                + ", ".join(f"{p} {fmt_ratio(v)}" for p, v in rec["ratios"].items())
+                + " |"
+            )
     if args.json:
         write_json(args.json, date, rows)
 

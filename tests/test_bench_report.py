@@ -232,6 +232,12 @@ def _toolkit_cases(sweep: Any) -> list[Any]:
            for s, d, upper in grid for conj in {False, d == "complex128"}]
         + [tool("band", s, d, lo=lo, hi=hi) for s, d, _ in grid
            for lo, hi in [(-8, 8), (0, 0), (-1, 3), (2, -2)]]
+        + [tool("mask", s, d, lo=lo, hi=hi) for s in [(5, 7), (4, 4), (1, 1)]
+           for d in ("bool", "float32", "float16")
+           for lo, hi in [(None, 0), (None, 2), (-2, 0), (-1, 3), (2, None)]]
+        + [tool(cls, s, d, lo=-lower, hi=upper) for s, d, _ in grid
+           for cls in ("to_banded", "from_banded")
+           for lower, upper in [(0, 0), (1, 2), (3, 0), (9, 9)]]
     )  # fmt: skip
 
 
@@ -241,7 +247,10 @@ def test_toolkit_peers_compute_what_trilu_computes(sweep: Any) -> None:
     for case in _toolkit_cases(sweep):
         timed = sweep.toolkit_fns(case)
         fresh = timed[0][2]["trilu"]()
-        assert [mode for mode, _, _ in timed][-1] == "out"
+        # every class but the masks (which take no out=) is timed with out=
+        assert [mode for mode, _, _ in timed][-1] == (
+            "fresh" if case.cls == "mask" else "out"
+        )
         for mode, nbytes, fns in timed:
             if mode == "out" and nbytes == 0:  # never timed (OUT_BYTES)
                 continue
@@ -250,7 +259,7 @@ def test_toolkit_peers_compute_what_trilu_computes(sweep: Any) -> None:
             assert ours.dtype == fresh.dtype
             assert ours.tobytes() == fresh.tobytes(), (case, mode)
             for peer, fn in fns.items():
-                if peer in ("trilu", "copyto", "zero fill"):
+                if peer in ("trilu", "copyto", "zero fill", "zeros+ones"):
                     continue
                 theirs = fn()
                 assert (theirs.dtype, theirs.shape) == (ours.dtype, ours.shape)
@@ -262,11 +271,12 @@ def test_toolkit_records_load(sweep: Any, tmp_path: Path) -> None:
     records = []
     for cls in report.TOOLKIT_CLASSES:
         shape = (200, 200) if cls == "pack" else (120, 120)  # out= timed too
-        case = sweep.ToolCase(cls, shape, "float32", 0, lo=-2, hi=2)
+        side = 45 if cls == "to_banded" else 2  # (ab of 91 rows: over 40 KiB)
+        case = sweep.ToolCase(cls, shape, "float32", 0, lo=-side, hi=side)
         records += sweep.run_toolkit_case(case, 1, 1e-4)
     assert {(r["class"], r["mode"]) for r in records} == {
         (cls, mode) for cls in report.TOOLKIT_CLASSES for mode in ("fresh", "out")
-    } | {("mirror", "inplace")}
+    } - {("mask", "out")} | {("mirror", "inplace")}
     path = tmp_path / "sweep-toolkit-1.json"
     path.write_text(json.dumps(_result("sweep", records, seed=1)), encoding="utf-8")
     tables = report.case_tables(report.load(path))
