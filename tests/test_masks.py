@@ -257,6 +257,21 @@ def test_attention_mask_is_torchs() -> None:
                 np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
 
 
+def test_attention_mask_dtype_metadata() -> None:
+    """A dtype's metadata is kept, as np.tri keeps it, whichever dtype came
+    first (the values made once a dtype are not shared with it); the mask
+    is always a fresh writable array."""
+    unit = np.dtype(np.float64, metadata={"unit": "m"})
+    for dtype in (np.float64, unit, np.float64, unit, bool):
+        got = trilu.attention_mask(3, dtype=dtype)
+        assert got.dtype.metadata == np.dtype(dtype).metadata
+        assert got.flags.writeable
+    assert (
+        trilu.band_mask(2, dtype=unit).dtype.metadata
+        == np.tri(2, dtype=unit).dtype.metadata
+    )
+
+
 BAD_ATTENTION = [
     ({"align": "middle"}, ValueError, r"\balign\b.*'middle'"),
     ({"align": None}, ValueError, r"\balign\b"),

@@ -9,6 +9,7 @@ a run of whole rows at once, with nothing read; dtypes that hold references
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from typing import Any, Literal
@@ -174,25 +175,35 @@ _ALIGNS = ("bottom_right", "top_left")
 
 def _attention_values(dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     """Where attention is allowed and where not: True and False for bool, 0
-    and -inf (added to the scores) for a floating dtype that holds -inf."""
+    and -inf (added to the scores) for a floating dtype that holds -inf;
+    read-only, for _cached_values to share them."""
     if dtype.kind == "b":
-        return np.ones((), dtype), np.zeros((), dtype)
-    if dtype.kind == "f" or (
+        values = np.ones((), dtype), np.zeros((), dtype)
+    elif dtype.kind == "f" or (
         dtype.kind == "V" and dtype.type.__module__.startswith("ml_dtypes")
     ):
         with np.errstate(invalid="ignore"):  # int4 and float8_e4m3fn say so
             low = np.array(-math.inf).astype(dtype)
-        if float(low) == -math.inf:
-            return np.zeros((), dtype), low
+        if float(low) != -math.inf:
+            raise TypeError(
+                f"attention_mask's additive mask needs -inf, which dtype {dtype} "
+                "does not hold"
+            )
+        values = np.zeros((), dtype), low
+    else:
         raise TypeError(
-            f"attention_mask's additive mask needs -inf, which dtype {dtype} "
-            "does not hold"
+            "attention_mask's dtype must be bool (True where attention is "
+            f"allowed) or floating (the additive mask: 0 and -inf), got {dtype}; "
+            "for another dtype, convert the bool mask (.astype)"
         )
-    raise TypeError(
-        "attention_mask's dtype must be bool (True where attention is allowed) "
-        f"or floating (the additive mask: 0 and -inf), got {dtype}; for another "
-        "dtype, convert the bool mask (.astype)"
-    )
+    for value in values:
+        value.flags.writeable = False
+    return values
+
+
+# A dtype with metadata is equal to, and hashes as, the same dtype without:
+# those are never looked up.
+_cached_values = functools.lru_cache(maxsize=64)(_attention_values)
 
 
 def attention_mask(
@@ -291,7 +302,9 @@ def attention_mask(
         if size < 1:
             raise ValueError(f"window must be 1 or more, got {size}")
         lo = diag - size + 1
-    keep, fill = _attention_values(np.dtype(dtype))
+    dtype = np.dtype(dtype)
+    cached = dtype.metadata is None
+    keep, fill = (_cached_values if cached else _attention_values)(dtype)
     return _mask(rows, cols, lo, diag, keep, fill, chunks, "attention_mask")
 
 
