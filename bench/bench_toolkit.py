@@ -21,10 +21,15 @@ the operations, peers and records are the toolkit classes' of
   column) and LAPACK's ``?trttp``, ``unpack(v, n, order="F")`` against the
   scatter and ``?tpttr``, and ``unpack(v, k=1, mirror=True)`` against the
   scatter of the triangle and of its transpose;
-- ``squareform`` of 4000 points, vector to matrix and matrix to vector (its
-  checks on), against scipy's;
 - each with ``out=`` (mode "out") against ``np.copyto`` of the same bytes,
-  where the result has 40 KiB to 1 MiB.
+  where the result has 40 KiB to 1 MiB;
+- then the issue's cases (``TARGETS``): ``squareform`` of 4000 points,
+  vector to matrix and matrix to vector (its checks on), against scipy's;
+  4096 x 4096 causal and sliding-window (w = 256) masks, float32 additive
+  and bool, against ``np.where`` of ``np.tri`` masks and ``np.zeros`` +
+  ``np.ones`` of the same bytes; ``to_banded(a, 8, 8)`` and
+  ``from_banded(ab, 8, 8)`` of 4096 x 4096 float64 against a loop over
+  ``np.diagonal`` and ``np.zeros`` with a diagonal's assignment each.
 
 LAPACK's and scipy's peers need scipy, and are left out without it.
 
@@ -53,6 +58,22 @@ SHAPES = [
 ]
 
 
+# squareform of 4000 points, both ways; the masks (additive float32 and
+# bool; causal and a window of 256) and band storage (8 diagonals each side)
+# of 4096 x 4096 matrices.
+N = 4096
+TARGETS = [
+    ToolCase("squareform_v", (4000, 4000), "float64"),
+    ToolCase("squareform_m", (4000, 4000), "float64"),
+    ToolCase("mask", (N, N), "float32", lo=None, hi=0),
+    ToolCase("mask", (N, N), "float32", lo=-255, hi=0),
+    ToolCase("mask", (N, N), "bool", lo=None, hi=0),
+    ToolCase("mask", (N, N), "bool", lo=-255, hi=0),
+    ToolCase("to_banded", (N, N), "float64", lo=-8, hi=8),
+    ToolCase("from_banded", (N, N), "float64", lo=-8, hi=8),
+]
+
+
 def cases(shape: tuple[int, ...], dtype: str) -> list[ToolCase]:
     """The toolkit's operations on one shape: tril with fill=-inf, the band
     -8..8, pack and unpack of the upper triangle (row after row, and column
@@ -69,20 +90,13 @@ def cases(shape: tuple[int, ...], dtype: str) -> list[ToolCase]:
     ]
 
 
-# squareform of 4000 points, both ways
-SQUAREFORM = [
-    ToolCase("squareform_v", (4000, 4000), "float64"),
-    ToolCase("squareform_m", (4000, 4000), "float64"),
-]
-
-
 def main() -> None:
     args, rounds, min_sample, date = cli(__doc__, (3, 0.005), (9, 0.02))
     print(f"# trilu beyond numpy\n\n{environment()}\n")
     print("| case | mode | trilu | numpy way / trilu |\n|---|---|---:|---|")
     rows: list[dict[str, Any]] = []
     every = [case for shape, dtype in SHAPES for case in cases(shape, dtype)]
-    for case in every + SQUAREFORM:
+    for case in every + TARGETS:
         for rec in run_toolkit_case(case, rounds, min_sample):
             rec["class"] = "toolkit"
             rows.append(rec)

@@ -47,11 +47,20 @@ inputs of 1 KiB to 32 MiB:
   and then its transpose's;
 - squareform_v and squareform_m: ``squareform`` of a condensed vector and of
   a distance matrix (its checks on) against scipy's ("scipy", "scipy
-  checks"), where scipy is installed.
+  checks"), where scipy is installed;
+- mask: ``band_mask(n, m, lo, hi)`` (bool, or float 0 and -inf: an
+  additive attention mask; causal, sliding-window or any band) against
+  ``np.where`` of ``np.tri`` masks ("tri+where"), and against ``np.zeros``
+  and ``np.ones`` (``np.full`` for -inf) of as many elements as the mask
+  has of each value ("zeros+ones": the same bytes, the floor);
+- to_banded: ``to_banded(x, lower, upper)`` against a loop over
+  ``np.diagonal`` into ``np.zeros`` ("diagonals");
+- from_banded: ``from_banded(ab, lower, upper)`` against ``np.zeros`` and
+  an assignment a diagonal ("zeros+diagonals", index arrays made once).
 
-Where the result has 40 KiB to 1 MiB, each is also timed writing into a
-preallocated array (mode "out", ``out=``) against ``np.copyto`` of the same
-bytes.
+Where the result has 40 KiB to 1 MiB, each but mask is also timed writing
+into a preallocated array (mode "out", ``out=``) against ``np.copyto`` of the
+same bytes.
 
 The last lines are the worst case of each ratio, by name and by class.
 Nothing here is a test: no time is asserted.
@@ -87,17 +96,19 @@ CLASSES = ["tall", "wide", "square", "batch", "k", "negstride", "transposed", "d
 # After CLASSES: drawn from the same stream, so adding them changed no draw of
 # the classes above.
 TOOLKIT_CLASSES = ["fill", "band", "pack", "unpack", "mirror", "pack_f", "unpack_f",
-                   "unpack_mirror", "squareform_v", "squareform_m"]  # fmt: skip
+                   "unpack_mirror", "squareform_v", "squareform_m", "mask",
+                   "to_banded", "from_banded"]  # fmt: skip
 ALL_CLASSES = CLASSES + TOOLKIT_CLASSES
 GROUPS = {"triangle": CLASSES, "toolkit": TOOLKIT_CLASSES, "all": ALL_CLASSES}
 TARGETS = {"numpy": 3.0, "copy": 0.9, "zeros": 0.3, "copyto": 0.8,
            "where": 3.0, "zero fill": 0.8, "triu(tril)": 4.0, "x[r, c]": 4.0,
            "scatter": 4.0, "trttp": 1.5, "tpttr": 2.0, "scipy": 3.0,
-           "scipy checks": 5.0}  # fmt: skip
+           "scipy checks": 5.0, "tri+where": 4.0, "zeros+ones": 0.8,
+           "diagonals": 3.0, "zeros+diagonals": 1.0}  # fmt: skip
 # The toolkit classes' ops, where they are not the class's name.
 TOOLKIT_OPS = {"pack_f": "pack F", "unpack_f": "unpack F",
                "unpack_mirror": "unpack mirror", "squareform_v": "squareform",
-               "squareform_m": "squareform"}  # fmt: skip
+               "squareform_m": "squareform", "mask": "band_mask"}  # fmt: skip
 PEERS = ["numpy", "copy", "zeros", "copyto"]
 # The toolkit classes' out= is timed on results of this many bytes: the range
 # its target (0.8x np.copyto) is set for.
@@ -185,8 +196,10 @@ class ToolCase:
         side = "upper" if self.upper else "lower"
         if self.cls == "fill":
             return f"{head} {self.op} k={self.k} fill={self.fill}"
-        if self.cls == "band":
+        if self.cls in ("band", "mask"):
             return f"{head} band({self.lo}, {self.hi})"
+        if self.cls in ("to_banded", "from_banded"):
+            return f"{head} lower={self.lower} upper={self.upper_count}"
         if self.cls in ("mirror", "unpack_mirror"):
             conj = " conj" if self.conj else ""
             k = "" if self.cls == "mirror" else f" k={self.k}"
@@ -201,12 +214,29 @@ class ToolCase:
         dtype = np.dtype(self.dtype)
         return int(np.iinfo(dtype).min) if dtype.kind in "iu" else -math.inf
 
+    @property
+    def lower(self) -> int:
+        """Band storage's diagonals below the main one: -lo."""
+        return -(self.lo or 0)
+
+    @property
+    def upper_count(self) -> int:
+        """Band storage's diagonals above the main one: hi."""
+        return self.hi or 0
+
+    def values(self) -> tuple[Any, Any]:
+        """A mask's keep and fill: True and False, or an additive mask's 0
+        and -inf."""
+        if np.dtype(self.dtype).kind == "b":
+            return True, False
+        return 0.0, -math.inf
+
     def mask(self) -> np.ndarray:
         """Where each matrix keeps its input: the triangle, band, or for
         mirror the triangle kept as it is (diagonal included)."""
         rows, cols = self.shape[-2:]
         offset = np.arange(cols) - np.arange(rows)[:, None]
-        if self.cls == "band":
+        if self.cls in ("band", "mask", "to_banded", "from_banded"):
             lo = -rows if self.lo is None else self.lo
             hi = cols if self.hi is None else self.hi
             return (offset >= lo) & (offset <= hi)
@@ -327,6 +357,22 @@ def draw_toolkit(cls: str, rng: np.random.Generator) -> ToolCase:
     if cls == "band":  # half-widths of 0 to the whole matrix, log-uniform
         lo, hi = 1 - _log_int(rng, 1, n), _log_int(rng, 1, m) - 1
         return ToolCase(cls, shape, dtype, lo=lo, hi=hi)
+    if cls == "mask":  # one matrix: causal, a sliding window, or a band
+        nbytes = size * np.dtype(dtype).itemsize
+        dtype = str(rng.choice(["bool", "float32", "float16"]))
+        n = max(2, math.isqrt(nbytes // np.dtype(dtype).itemsize))
+        m = max(2, round(n * math.exp(rng.uniform(-0.3, 0.3))))
+        kind = rng.choice(["causal", "window", "band"])
+        lo, hi = None, m - n  # bottom right, as attention_mask's default
+        if kind == "window":
+            lo = hi - _log_int(rng, 1, m) + 1
+        elif kind == "band":
+            lo, hi = 1 - _log_int(rng, 1, n), _log_int(rng, 1, m) - 1
+        return ToolCase(cls, (n, m), dtype, lo=lo, hi=hi)
+    if cls in ("to_banded", "from_banded"):  # square, as band storage's users
+        side = min(n, m)
+        lower, upper = _log_int(rng, 1, min(side, 65)) - 1, _log_int(rng, 1, 65) - 1
+        return ToolCase(cls, (*shape[:-2], side, side), dtype, lo=-lower, hi=upper)
     if cls == "mirror":
         conj = dtype.startswith("complex") and bool(rng.integers(2))
         return ToolCase(cls, shape, dtype, upper=upper, conj=conj)
@@ -435,13 +481,88 @@ def _scatter(
     return o
 
 
+def _diagonals(x: np.ndarray, lower: int, upper: int) -> np.ndarray:
+    """Band storage the numpy way: a loop over np.diagonal into np.zeros."""
+    ab = np.zeros((*x.shape[:-2], lower + upper + 1, x.shape[-1]), x.dtype)
+    for k in range(-lower, upper + 1):
+        diagonal = np.diagonal(x, k, -2, -1)
+        start = max(k, 0)
+        ab[..., upper - k, start : start + diagonal.shape[-1]] = diagonal
+    return ab
+
+
+def _from_diagonals(
+    ab: np.ndarray, shape: tuple[int, ...], upper: int, index: list[Any]
+) -> np.ndarray:
+    """Matrices from band storage the numpy way: np.zeros, then each
+    diagonal assigned (index arrays made once)."""
+    o = np.zeros(shape, ab.dtype)
+    for k, i in index:
+        o[..., i, i + k] = ab[..., upper - k, i + k]
+    return o
+
+
 def toolkit_fns(case: ToolCase) -> list[tuple[str, int, dict[str, Fn | None]]]:
     """(mode, the result's bytes, {"trilu": ..., peer: ...}) of each way the
     case is timed; the masks and index arrays the numpy way needs are made
     here, once, outside the timing. Each peer returns what trilu returns
     (copyto: the same bytes into the same array)."""
+    if case.cls == "mask":
+        rows, cols = case.shape
+        lo, hi, dtype = case.lo, case.hi, np.dtype(case.dtype)
+        keep, fill_value = (np.array(v).astype(dtype) for v in case.values())
+        kept = int(np.count_nonzero(case.mask()))
+
+        def tri_where() -> np.ndarray:
+            where = (
+                np.ones((rows, cols), bool)
+                if hi is None
+                else np.tri(rows, cols, hi, bool)
+            )
+            if lo is not None:
+                where &= ~np.tri(rows, cols, lo - 1, bool)
+            return np.where(where, keep, fill_value)
+
+        def zeros_ones() -> Any:
+            # np.zeros for as many elements as hold a value of zero bytes,
+            # np.ones (np.full: -inf) for as many as hold the other
+            return tuple(
+                np.full(count, value, dtype) if any(value.tobytes())
+                else np.zeros(count, dtype)
+                for value, count in ((keep, kept), (fill_value, rows * cols - kept))
+            )  # fmt: skip
+
+        ours = functools.partial(trilu.band_mask, rows, cols, lo, hi, dtype=dtype,
+                                 keep=keep, fill=fill_value)  # fmt: skip
+        nbytes = rows * cols * dtype.itemsize
+        return [("fresh", nbytes, {"trilu": ours, "tri+where": tri_where,
+                                   "zeros+ones": zeros_ones})]  # fmt: skip
     x = case.make()
     k, upper, conj, fill = case.k, case.upper, case.conj, case.fill
+    if case.cls in ("to_banded", "from_banded"):
+        lower, upper = case.lower, case.upper_count
+        ab = trilu.to_banded(x, lower, upper)
+        banded = np.empty_like(ab)
+        if case.cls == "to_banded":
+            return [
+                ("fresh", ab.nbytes, {"trilu": lambda: trilu.to_banded(x, lower, upper),
+                                      "diagonals": lambda: _diagonals(x, lower, upper)}),
+                ("out", ab.nbytes, {
+                    "trilu": lambda: trilu.to_banded(x, lower, upper, out=banded),
+                    "copyto": lambda: np.copyto(banded, ab)}),
+            ]  # fmt: skip
+        rows, cols = x.shape[-2:]
+        index = [(d, np.arange(max(0, -d), max(0, min(rows, cols - d))))
+                 for d in range(-lower, upper + 1)]  # fmt: skip
+        out = np.empty_like(x)
+        return [
+            ("fresh", x.nbytes, {
+                "trilu": lambda: trilu.from_banded(ab, lower, upper, n=rows),
+                "zeros+diagonals": lambda: _from_diagonals(ab, x.shape, upper, index)}),
+            ("out", x.nbytes, {
+                "trilu": lambda: trilu.from_banded(ab, lower, upper, n=rows, out=out),
+                "copyto": lambda: np.copyto(out, x)}),
+        ]  # fmt: skip
     out = np.empty_like(x)
     into = {"copyto": lambda: np.copyto(out, x)}
     if case.cls == "fill":
@@ -586,8 +707,10 @@ def run_toolkit_case(
     base = _identity(case, "C")
     if case.cls == "fill":
         base["fill"] = str(case.fill)  # JSON has no -inf
-    if case.cls == "band":
+    if case.cls in ("band", "mask"):
         base |= {"lo": case.lo, "hi": case.hi}
+    if case.cls in ("to_banded", "from_banded"):
+        base |= {"lower": case.lower, "upper": case.upper_count}
     if case.cls in ("pack", "unpack", "mirror", "pack_f", "unpack_f", "unpack_mirror"):
         base["upper"] = case.upper
     if case.cls in ("mirror", "unpack_mirror"):

@@ -6,8 +6,11 @@ ONNX Trilu-14 definition, element by element, independent of numpy's triu),
 and the toolkit's: :func:`band_oracle` / :func:`triangle_oracle` (numpy's
 answer with the dropped elements set to a fill), :func:`pack_oracle` /
 :func:`unpack_oracle` (numpy's fancy indexing by ``triu_indices``, sorted
-by column for ``order="F"``; unpack's mirror by the transposed indices)
-and :func:`mirror_oracle` (``np.where`` of the matrix and its transpose).
+by column for ``order="F"``; unpack's mirror by the transposed indices),
+:func:`mirror_oracle` (``np.where`` of the matrix and its transpose),
+:func:`mask_oracle` and :func:`attention_oracle` (a bool mask of ``j - i``,
+cast as ``np.tri`` casts it) and :func:`to_banded_oracle` /
+:func:`from_banded_oracle` (band storage a diagonal at a time).
 :func:`assert_same` compares results bit for bit: the suite's one comparison.
 The toolkit's files share the fills by dtype, the ``out=`` makers and
 :func:`every`, which walks a product and reports each failure. Optional test
@@ -805,6 +808,68 @@ def mirror_oracle(x: Any, upper: bool, conj: bool = False) -> np.ndarray:
     keep = j >= i if upper else j <= i
     other = np.swapaxes(x, -1, -2)
     return np.where(keep, x, conjugate(other) if conj else other)
+
+
+def mask_oracle(
+    rows: int,
+    cols: int,
+    lo: Any,
+    hi: Any,
+    dtype: Any,
+    keep: Any = None,
+    fill: Any = None,
+) -> np.ndarray:
+    """np.tri's way for any band: the bool mask lo <= j - i <= hi cast to
+    dtype (a long double's padding zero), its True and False then replaced
+    by keep and fill where given."""
+    where = keep_mask(rows, cols, lo, hi)
+    exp = value_bytes(where.astype(dtype))
+    if keep is not None:
+        exp[where] = as_fill(keep, exp.dtype)
+    if fill is not None:
+        exp[~where] = as_fill(fill, exp.dtype)
+    return exp
+
+
+def attention_oracle(
+    q_len: int, k_len: int, window: int | None, align: str
+) -> np.ndarray:
+    """Where query i may attend key j, by the definition: j - i <= diag
+    (diag = k_len - q_len bottom right, 0 top left), and within the window,
+    j - i > diag - window."""
+    diag = k_len - q_len if align == "bottom_right" else 0
+    offset = np.arange(k_len)[None, :] - np.arange(q_len)[:, None]
+    allowed = offset <= diag
+    if window is not None:
+        allowed &= offset > diag - window
+    return allowed
+
+
+def to_banded_oracle(a: np.ndarray, lower: int, upper: int) -> np.ndarray:
+    """LAPACK's band storage by hand, a diagonal at a time: row upper - k of
+    ab holds np.diagonal(a, k) from column max(k, 0), zeros elsewhere."""
+    cols = a.shape[-1]
+    ab = np.zeros((*a.shape[:-2], lower + upper + 1, cols), a.dtype)
+    for k in range(-lower, upper + 1):
+        diagonal = np.diagonal(a, k, -2, -1)
+        start = max(k, 0)
+        ab[..., upper - k, start : start + diagonal.shape[-1]] = diagonal
+    return ab
+
+
+def from_banded_oracle(
+    ab: np.ndarray, lower: int, upper: int, rows: int, fill: Any = None
+) -> np.ndarray:
+    """Matrices from band storage by hand, a diagonal at a time: diagonal k
+    from row upper - k of ab, fill (or zero) elsewhere."""
+    cols = ab.shape[-1]
+    o = np.zeros((*ab.shape[:-2], rows, cols), ab.dtype)
+    if fill is not None:
+        o[...] = as_fill(fill, ab.dtype)
+    for k in range(-lower, upper + 1):
+        i = np.arange(max(0, -k), max(0, min(rows, cols - k)))
+        o[..., i, i + k] = ab[..., upper - k, i + k]
+    return o
 
 
 # --- out= and in place ----------------------------------------------------------------

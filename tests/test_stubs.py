@@ -166,11 +166,14 @@ def test_kernel_names_match_stub() -> None:
 
 
 def test_public_api() -> None:
-    """trilu exports its nineteen functions and __version__, with their
+    """trilu exports these functions and __version__, with their
     signatures."""
     assert set(trilu.__all__) == {
         "__version__",
+        "attention_mask",
         "band",
+        "band_mask",
+        "from_banded",
         "get_num_threads",
         "mirror",
         "pack",
@@ -178,6 +181,7 @@ def test_public_api() -> None:
         "restore_numpy",
         "set_num_threads",
         "squareform",
+        "to_banded",
         "tri",
         "tril",
         "tril_indices",
@@ -221,6 +225,29 @@ def test_public_api() -> None:
                   ("upper", P.POSITIONAL_OR_KEYWORD, True),
                   ("order", P.KEYWORD_ONLY, None),
                   ("out", P.KEYWORD_ONLY, None)],
+        "band_mask": [("n", P.POSITIONAL_OR_KEYWORD, P.empty),
+                      ("m", P.POSITIONAL_OR_KEYWORD, None),
+                      ("lo", P.POSITIONAL_OR_KEYWORD, None),
+                      ("hi", P.POSITIONAL_OR_KEYWORD, None),
+                      ("dtype", P.KEYWORD_ONLY, bool), ("keep", P.KEYWORD_ONLY, None),
+                      ("fill", P.KEYWORD_ONLY, None), ("like", P.KEYWORD_ONLY, None),
+                      ("chunks", P.KEYWORD_ONLY, None)],
+        "attention_mask": [("q_len", P.POSITIONAL_OR_KEYWORD, P.empty),
+                           ("k_len", P.POSITIONAL_OR_KEYWORD, None),
+                           ("window", P.KEYWORD_ONLY, None),
+                           ("align", P.KEYWORD_ONLY, "bottom_right"),
+                           ("dtype", P.KEYWORD_ONLY, bool),
+                           ("like", P.KEYWORD_ONLY, None),
+                           ("chunks", P.KEYWORD_ONLY, None)],
+        "to_banded": [("a", P.POSITIONAL_OR_KEYWORD, P.empty),
+                      ("lower", P.POSITIONAL_OR_KEYWORD, P.empty),
+                      ("upper", P.POSITIONAL_OR_KEYWORD, P.empty),
+                      ("out", P.KEYWORD_ONLY, None)],
+        "from_banded": [("ab", P.POSITIONAL_OR_KEYWORD, P.empty),
+                        ("lower", P.POSITIONAL_OR_KEYWORD, P.empty),
+                        ("upper", P.POSITIONAL_OR_KEYWORD, P.empty),
+                        ("n", P.KEYWORD_ONLY, None), ("fill", P.KEYWORD_ONLY, None),
+                        ("out", P.KEYWORD_ONLY, None)],
         "set_num_threads": [("n", P.POSITIONAL_OR_KEYWORD, None)],
         "get_num_threads": [],
         "use_in_numpy": [],
@@ -285,6 +312,15 @@ assert_type(trilu.unpack(trilu.pack(n, 1), k=1, mirror=True), npt.NDArray[np.int
 assert_type(trilu.unpack(trilu.pack(x), order="F", mirror="conj"), npt.NDArray[np.float32])
 assert_type(trilu.squareform(x), npt.NDArray[np.float32])
 assert_type(trilu.squareform([1.0, 2.0, 3.0], "tomatrix"), npt.NDArray[Any])
+assert_type(trilu.band_mask(3), npt.NDArray[np.bool_])
+assert_type(trilu.band_mask(3, 4, -1, 1, dtype=np.float32), npt.NDArray[np.float32])
+assert_type(trilu.band_mask(3, dtype="f4", keep=0, fill=-np.inf), npt.NDArray[Any])
+assert_type(trilu.attention_mask(3, 5, window=2), npt.NDArray[np.bool_])
+assert_type(trilu.attention_mask(4, dtype=np.float16), npt.NDArray[np.float16])
+assert_type(trilu.band_mask(3, chunks=2), Any)
+assert_type(trilu.to_banded(x, 1, 2), npt.NDArray[np.float32])
+assert_type(trilu.from_banded(n, 1, 1, fill=0), npt.NDArray[np.int64])
+assert_type(trilu.from_banded(x, 1, 1, n=4, out=out), npt.NDArray[np.float64])
 assert_type(trilu.get_num_threads(), int)
 assert_type(trilu.set_num_threads(2), None)
 assert_type(trilu.onnx.Trilu.op_domain, str)

@@ -23,6 +23,8 @@ from ._version import __version__
 
 if not TYPE_CHECKING:
     from ._api import band, mirror, tril, trilu, triu
+    from ._banded import from_banded, to_banded
+    from ._masks import attention_mask, band_mask
     from ._pack import pack, squareform, unpack
 
     def __getattr__(name: str) -> Any:
@@ -42,7 +44,7 @@ else:
     from typing import Literal, SupportsIndex, TypeAlias, TypeVar, overload
 
     import numpy as np
-    from numpy._typing import ArrayLike, NDArray, _ArrayLike
+    from numpy._typing import ArrayLike, DTypeLike, NDArray, _ArrayLike, _DTypeLike
 
     from . import onnx as onnx
 
@@ -301,6 +303,188 @@ else:
         out: Any = None,
     ) -> Any: ...
 
+    # to_banded and from_banded: pack's and unpack's types, without k
+    @overload
+    def to_banded(
+        a: ArrayLike, lower: SupportsIndex, upper: SupportsIndex, *, out: _ArrayT
+    ) -> _ArrayT: ...
+    @overload
+    def to_banded(
+        a: _ArrayLike[_ScalarT],
+        lower: SupportsIndex,
+        upper: SupportsIndex,
+        *,
+        out: None = None,
+    ) -> NDArray[_ScalarT]: ...
+    @overload
+    def to_banded(
+        a: ArrayLike, lower: SupportsIndex, upper: SupportsIndex, *, out: None = None
+    ) -> NDArray[Any]: ...
+    def to_banded(a: Any, lower: Any, upper: Any, *, out: Any = None) -> Any: ...
+    @overload
+    def from_banded(
+        ab: ArrayLike,
+        lower: SupportsIndex,
+        upper: SupportsIndex,
+        *,
+        n: _Side = None,
+        fill: object = None,
+        out: _ArrayT,
+    ) -> _ArrayT: ...
+    @overload
+    def from_banded(
+        ab: _ArrayLike[_ScalarT],
+        lower: SupportsIndex,
+        upper: SupportsIndex,
+        *,
+        n: _Side = None,
+        fill: object = None,
+        out: None = None,
+    ) -> NDArray[_ScalarT]: ...
+    @overload
+    def from_banded(
+        ab: ArrayLike,
+        lower: SupportsIndex,
+        upper: SupportsIndex,
+        *,
+        n: _Side = None,
+        fill: object = None,
+        out: None = None,
+    ) -> NDArray[Any]: ...
+    def from_banded(
+        ab: Any,
+        lower: Any,
+        upper: Any,
+        *,
+        n: Any = None,
+        fill: object = None,
+        out: Any = None,
+    ) -> Any: ...
+
+    # the masks: numpy's tri's types (the default dtype bool), and with
+    # chunks= a dask array
+    @overload
+    def band_mask(
+        n: SupportsIndex,
+        m: _Side = None,
+        lo: _Bound = None,
+        hi: _Bound = None,
+        *,
+        dtype: type[bool] = ...,
+        keep: object = None,
+        fill: object = None,
+        like: object = None,
+        chunks: None = None,
+    ) -> NDArray[np.bool_]: ...
+    @overload
+    def band_mask(
+        n: SupportsIndex,
+        m: _Side = None,
+        lo: _Bound = None,
+        hi: _Bound = None,
+        *,
+        dtype: _DTypeLike[_ScalarT],
+        keep: object = None,
+        fill: object = None,
+        like: object = None,
+        chunks: None = None,
+    ) -> NDArray[_ScalarT]: ...
+    @overload
+    def band_mask(
+        n: SupportsIndex,
+        m: _Side = None,
+        lo: _Bound = None,
+        hi: _Bound = None,
+        *,
+        dtype: DTypeLike,
+        keep: object = None,
+        fill: object = None,
+        like: object = None,
+        chunks: None = None,
+    ) -> NDArray[Any]: ...
+    @overload
+    def band_mask(
+        n: SupportsIndex,
+        m: _Side = None,
+        lo: _Bound = None,
+        hi: _Bound = None,
+        *,
+        dtype: DTypeLike = ...,
+        keep: object = None,
+        fill: object = None,
+        like: object = None,
+        chunks: object,
+    ) -> Any: ...
+    def band_mask(
+        n: Any,
+        m: Any = None,
+        lo: Any = None,
+        hi: Any = None,
+        *,
+        dtype: Any = bool,
+        keep: Any = None,
+        fill: Any = None,
+        like: Any = None,
+        chunks: Any = None,
+    ) -> Any: ...
+
+    _Align: TypeAlias = Literal["bottom_right", "top_left"]
+
+    @overload
+    def attention_mask(
+        q_len: SupportsIndex,
+        k_len: _Side = None,
+        *,
+        window: _Side = None,
+        align: _Align = "bottom_right",
+        dtype: type[bool] = ...,
+        like: object = None,
+        chunks: None = None,
+    ) -> NDArray[np.bool_]: ...
+    @overload
+    def attention_mask(
+        q_len: SupportsIndex,
+        k_len: _Side = None,
+        *,
+        window: _Side = None,
+        align: _Align = "bottom_right",
+        dtype: _DTypeLike[_ScalarT],
+        like: object = None,
+        chunks: None = None,
+    ) -> NDArray[_ScalarT]: ...
+    @overload
+    def attention_mask(
+        q_len: SupportsIndex,
+        k_len: _Side = None,
+        *,
+        window: _Side = None,
+        align: _Align = "bottom_right",
+        dtype: DTypeLike,
+        like: object = None,
+        chunks: None = None,
+    ) -> NDArray[Any]: ...
+    @overload
+    def attention_mask(
+        q_len: SupportsIndex,
+        k_len: _Side = None,
+        *,
+        window: _Side = None,
+        align: _Align = "bottom_right",
+        dtype: DTypeLike = ...,
+        like: object = None,
+        chunks: object,
+    ) -> Any: ...
+    def attention_mask(
+        q_len: Any,
+        k_len: Any = None,
+        *,
+        window: Any = None,
+        align: _Align = "bottom_right",
+        dtype: Any = bool,
+        like: Any = None,
+        chunks: Any = None,
+    ) -> Any: ...
+
     @overload
     def squareform(
         X: _ArrayLike[_ScalarT], force: str = "no", checks: bool = True
@@ -351,7 +535,10 @@ else:
 
 __all__ = [
     "__version__",
+    "attention_mask",
     "band",
+    "band_mask",
+    "from_banded",
     "get_num_threads",
     "mirror",
     "pack",
@@ -359,6 +546,7 @@ __all__ = [
     "restore_numpy",
     "set_num_threads",
     "squareform",
+    "to_banded",
     "tri",
     "tril",
     "tril_indices",

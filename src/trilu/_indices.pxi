@@ -1,18 +1,13 @@
-# numpy's index family: tri, triu_indices and tril_indices, without a mask.
+# numpy's index family: triu_indices and tril_indices, without a mask (tri is
+# a mask, _banded.pxi's).
 #
-# Included at the end of _kernel.pyx: it shares the kernel's element types,
-# its spans (row_span, kept_in, bound: triu(k) is the band (k, cols), tril(k)
-# the band (-rows, k)) and its memory handlers. trilu._indices validates the
-# arguments, so here n and m are at least 0 and k is any int (clamped here).
+# Included at the end of _kernel.pyx: it shares the kernel's spans (row_span,
+# kept_in, bound: triu(k) is the band (k, cols), tril(k) the band (-rows, k))
+# and its memory handlers. trilu._indices validates the arguments, so here n
+# and m are at least 0 and k is any int (clamped here).
 #
-# numpy builds an n x m bool mask and reads it back: tri casts it to the
-# dtype, triu_indices runs a boolean index over it for each array. Here every
-# element is stored once, from registers: the indices as they are counted,
-# tri's ones and zeros as the byte patterns of numpy's own cast of True and
-# False.
-
-from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
-from cpython.ref cimport Py_INCREF
+# numpy builds an n x m bool mask and runs a boolean index over it for each
+# array. Here every index is stored once, from registers, as it is counted.
 
 
 cdef inline void kept_cols(bint upper, Py_ssize_t k, Py_ssize_t cols, Py_ssize_t i,
@@ -20,12 +15,6 @@ cdef inline void kept_cols(bint upper, Py_ssize_t k, Py_ssize_t cols, Py_ssize_t
     """Row i of triu(k) (upper) or tril(k) keeps columns [lo, hi): the band
     (k, cols) or (-i - 1, k) of the kernel's spans."""
     row_span(CROSSED, k if upper else -i - 1, cols if upper else k, cols, i, lo, hi)
-
-cdef extern from "numpy/arrayobject.h":
-    # Both steal a reference to descr, even when they fail.
-    object PyArray_Empty(int nd, cnp.npy_intp *dims, void *descr, int fortran)
-    object PyArray_Zeros(int nd, cnp.npy_intp *dims, void *descr, int fortran)
-
 
 cdef extern from *:
     """
@@ -65,94 +54,6 @@ cdef extern from *:
                             cnp.npy_intp v, int iota) nogil
 
 
-cdef object new_index_result(int nd, cnp.npy_intp *dims, cnp.dtype descr,
-                             Py_ssize_t size, bint zeros):
-    """A fresh C-ordered array: results of 4 MiB or more from the recycling
-    handler (_recycle.h), as the kernel's own; zeros from calloc, whose large
-    blocks are fresh zero pages."""
-    cdef object previous = None
-    cdef bint recycle = (_recycler is not None
-                         and size >= <Py_ssize_t>TRILU_RECYCLE_MIN)
-    if recycle:
-        previous = PyDataMem_SetHandler(_recycler)
-    try:
-        Py_INCREF(descr)
-        if zeros:
-            return PyArray_Zeros(nd, dims, <void *>descr, 0)
-        return PyArray_Empty(nd, dims, <void *>descr, 0)
-    finally:
-        if recycle:
-            PyDataMem_SetHandler(previous)
-
-
-# --- tri --------------------------------------------------------------------------
-
-cdef void tri_stream(char *d, const char *ones, Py_ssize_t n, Py_ssize_t m,
-                     Py_ssize_t k, Py_ssize_t w, bint zeroed) noexcept nogil:
-    """Rows copied from a row of ones with streaming stores (_stream.h),
-    zeros after; where the block is zero already, only the ones."""
-    cdef Py_ssize_t i, lo, hi
-    for i in range(n):
-        kept_cols(False, k, m, i, &lo, &hi)
-        trilu_stream_row(d, ones, 0, hi * w, hi * w if zeroed else m * w, _zeros32)
-        d += m * w
-    trilu_stream_fence()
-
-
-cdef void tri_job(Job *job, char *d, const char *one, Py_ssize_t n, Py_ssize_t m,
-                  Py_ssize_t k, Py_ssize_t w, bint zeroed) noexcept nogil:
-    """The job of tri_rows: n x m contiguous rows at d, `one` where
-    j <= i + k, zeros after (unless the block is `zeroed` already)."""
-    job.dst = d
-    job.src = one
-    job.rows, job.cols, job.width = n, m, w
-    job.a, job.b = -n, k
-    job.fill_rest = not zeroed
-
-
-def tri(Py_ssize_t n, Py_ssize_t m, object k, cnp.dtype descr, bytes one):
-    """``numpy.tri(n, m, k, descr)`` for n, m >= 0 and a dtype of plain bytes
-    whose zero is all zero bytes; `one` is the bytes of numpy's cast of True."""
-    cdef cnp.npy_intp dims[2]
-    cdef Py_ssize_t kk = bound(k, 0, n, m), w = descr.itemsize
-    cdef Py_ssize_t size = n * m * w
-    cdef const char *pattern = one
-    # From 32 MiB malloc maps fresh pages, which calloc gives as zeros for
-    # free: only the ones are written, unless a freed block of the size is
-    # there to reuse without a fault.
-    cdef bint zeroed = size >= <Py_ssize_t>TRILU_CALLOC_MIN and not (
-        _recycler is not None and trilu_spare_fits(size))
-    # Results that outgrow the last-level cache are streamed from a row of
-    # ones, when that row is small beside the result (a tenth at most).
-    cdef bint stream = (TRILU_STREAM and size >= STREAM_MIN_BYTES
-                        and n >= 10)
-    cdef cnp.ndarray out
-    cdef Job job
-    cdef char *ones
-    dims[0] = n
-    dims[1] = m
-    out = new_index_result(2, dims, descr, size, zeroed)
-    if size == 0:
-        return out
-    if stream:
-        ones = <char *>PyMem_RawMalloc(m * w)
-        if ones == NULL:
-            raise MemoryError()
-        tri_job(&job, ones, pattern, 1, m, m, w, True)
-        with nogil:
-            write(TRI_ROWS, &job, 0, 0, 0, 1, KEPT)
-            tri_stream(cnp.PyArray_BYTES(out), ones, n, m, kk, w, zeroed)
-        PyMem_RawFree(ones)
-        return out
-    tri_job(&job, cnp.PyArray_BYTES(out), pattern, n, m, kk, w, zeroed)
-    if size >= NOGIL_MIN_BYTES:
-        with nogil:
-            write(TRI_ROWS, &job, 0, 0, 0, n, CROSSED)
-    else:
-        write(TRI_ROWS, &job, 0, 0, 0, n, CROSSED)
-    return out
-
-
 # --- triu_indices, tril_indices ------------------------------------------------------
 
 cdef void index_rows(cnp.npy_intp *r, cnp.npy_intp *c, Py_ssize_t i0,
@@ -184,8 +85,9 @@ def triangle_indices(Py_ssize_t n, Py_ssize_t m, object k, bint upper):
     cdef cnp.npy_intp count = kept_in(kk if upper else -n, m if upper else kk, n, m)
     cdef Py_ssize_t size = count * sizeof(cnp.npy_intp)
     cdef cnp.dtype descr = cnp.PyArray_DescrFromType(cnp.NPY_INTP)
-    cdef object rows = new_index_result(1, &count, descr, size, False)
-    cdef object cols = new_index_result(1, &count, descr, size, False)
+    cdef Allocation how        # (as the kernel's results: recycled where large)
+    cdef object rows = fresh(descr, 1, &count, 0, 0, False, &how)
+    cdef object cols = fresh(descr, 1, &count, 0, 0, False, &how)
     # The rows that keep anything: upper, those with i + k < m; lower, those
     # with i + k >= 0.
     cdef Py_ssize_t i0 = 0 if upper else min(n, max(0, -kk))

@@ -61,15 +61,15 @@ def _sizes(n: Any, m: Any, k: Any) -> tuple[int, int, int] | None:
     return rows, cols, int(k)
 
 
-# The dtype argument -> (its dtype, numpy's cast of True to it), or None for
-# dtypes numpy fills itself (those are not bytes of a fixed pattern, or True
-# is not 1 in them). A dtype with metadata is never a key: it is equal to, and
-# hashes as, the same dtype without.
-_tri_dtypes: dict[Any, tuple[np.dtype, bytes] | None] = {}
+# The dtype argument -> (its dtype, numpy's casts of True and False to it),
+# or None for dtypes numpy fills itself (those are not bytes of a fixed
+# pattern, or True is not 1 in them). A dtype with metadata is never a key: it
+# is equal to, and hashes as, the same dtype without.
+_tri_dtypes: dict[Any, tuple[np.dtype, bytes, bytes] | None] = {}
 _PLAIN_CLASSES = {type(np.dtype(c)) for c in "?bhilqBHILQefdgFDG"}
 
 
-def _tri_dtype(dtype: Any) -> tuple[np.dtype, bytes] | None:
+def _tri_dtype(dtype: Any) -> tuple[np.dtype, bytes, bytes] | None:
     keyed = not (isinstance(dtype, np.dtype) and dtype.metadata is not None)
     try:
         if keyed:
@@ -86,7 +86,7 @@ def _tri_dtype(dtype: Any) -> tuple[np.dtype, bytes] | None:
     if type(descr) in _PLAIN_CLASSES:
         one = np.zeros(1, descr)  # long double's padding bytes stay zero
         one[...] = np.True_
-        found = (descr, one.tobytes())
+        found = (descr, one.tobytes(), bytes(descr.itemsize))  # False: zeros
     if keyed and descr.metadata is None:
         _tri_dtypes[dtype] = found
     return found
@@ -99,7 +99,8 @@ def tri(
     for bit.
 
     Element ``[i, j]`` is 1 where ``j <= i + k`` and 0 elsewhere, written
-    directly rather than cast from a broadcast comparison.
+    directly rather than cast from a broadcast comparison: the mask
+    ``band_mask(N, M, None, k, dtype=dtype)``.
 
     Parameters
     ----------
@@ -141,8 +142,9 @@ def tri(
     """
     sizes = _sizes(N, M, k) if like is None else None
     if sizes is not None and (plain := _tri_dtype(dtype)) is not None:
+        rows, cols, kk = sizes
         try:
-            return _kernel.tri(*sizes, *plain)
+            return _kernel.mask(rows, cols, None, kk, *plain)
         except MemoryError:  # numpy fails first on its mask, or not at all
             pass
     return _np_tri(N, M, k, dtype, like=like)

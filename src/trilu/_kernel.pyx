@@ -11,14 +11,15 @@ width serves every such dtype.
 This file holds the entry points, arrays in and arrays out; the parts it
 includes each do one job, and each calls only into those before it:
 ``_plan.pxi`` (spans, runs of rows, the batch, the method), ``_write.pxi``
-(the writers, by element type: rows, tiles, the transposed walk, tri's
+(the writers, by element type: rows, tiles, the transposed walk, masks'
 rows), ``_pack.pxi`` (spans to and from packed vectors: pack, unpack,
 squareform's checks), ``_work.pxi`` (the one ladder from element width to
 writer, runs of rows, chunks, cost, grains, threads), ``_memory.pxi`` (a
-fresh result's layout and allocation, out='s overlap) and, last,
-``_indices.pxi`` (numpy's index family, on the same spans and writers).
-mirror is two bands: the kept triangle from src, the other from its
-transpose.
+fresh result's layout and allocation, out='s overlap) and, last, after the
+entry points here, ``_banded.pxi`` (masks from nothing, and LAPACK's band
+storage as bands of sheared views) and ``_indices.pxi`` (numpy's index
+family, tri a mask). mirror is two bands: the kept triangle from src, the
+other from its transpose.
 Arrays reach C through numpy's C API rather than typed memoryviews: acquiring
 two fused 3-D memoryviews costs more than ``np.empty_like`` itself, and a
 small call's whole budget is a few times that.
@@ -163,17 +164,18 @@ cdef int set_fill(Fill *f, object fill, Py_ssize_t width, char *buf) except -1:
 
 cdef void prepare(Plan *p, cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
                   Py_ssize_t b, Order order, bint rest=True,
-                  const char *xor=NULL) noexcept:
+                  const char *xor=NULL, bint sheared=False) noexcept:
     """The plan of writing band (a, b) of src (clamped; the fill set in
     p.job.fill) into dst, or into a fresh result laid out as order says where
     dst is None: its layout and allocation, the job, the threads. Nothing is
     allocated or written. Without `rest`, only the band of dst is written;
-    with `xor`, each element copied is XORed with it."""
+    with `xor`, each element copied is XORed with it; `sheared`: src is band
+    storage seen as matrices, of which only the band is read."""
     cdef const cnp.npy_intp *dst_strides = p.strides
     if b < a:                  # nothing kept, one way of saying it
         b = a - 1
     p.job.copy_kept = p.job.fill_rest = True
-    p.job.rest_untouched = not rest
+    p.job.band_only = sheared or not rest
     p.job.packed = UNPACKED
     p.job.columns = p.job.mirror = False
     p.job.check = NULL
@@ -192,22 +194,38 @@ cdef void prepare(Plan *p, cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
     if cnp.PyArray_SIZE(src) == 0 or cnp.PyArray_ITEMSIZE(src) == 0:
         return                 # nothing to write (V0 has no bytes at all)
     p.nb = plan(&p.job, src, dst_strides, a, b)
+    share(p)
+
+
+cdef void share(Plan *p) noexcept:
+    """The planned job's bytes moved and the threads it gets."""
     p.work = work_bytes(&p.job, p.nb)
     p.threads = thread_count(p.work, work_units(&p.job, p.nb))
 
 
+cdef void run_plan(Plan *p) noexcept:
+    """Run a planned and shared job whose dst (and masks) are set, without
+    the GIL where the work pays for releasing it."""
+    if p.work >= NOGIL_MIN_BYTES:
+        with nogil:
+            run_job(&p.job, p.nb, p.threads)
+    else:
+        run_job(&p.job, p.nb, p.threads)
+
+
 cdef cnp.ndarray band_of(cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
                          Py_ssize_t b, object fill, Order order, bint rest=True,
-                         const char *xor=NULL):
+                         const char *xor=NULL, bint sheared=False):
     """Write band (a, b) of src (clamped), the rest `fill` (or nothing,
-    without `rest`), into dst (a fresh result where None); return dst."""
+    without `rest`), into dst (a fresh result where None); return dst.
+    (`xor`, `sheared`: as prepare's.)"""
     cdef Plan p
     cdef Py_ssize_t need
     cdef char pattern[PATTERN_BYTES]
     cdef char small[2 * MASK_BLOCK_BYTES]
     cdef char *mask = small
     set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(src), pattern)
-    prepare(&p, src, dst, a, b, order, rest, xor)
+    prepare(&p, src, dst, a, b, order, rest, xor, sheared)
     if p.fresh:
         dst = new_result(src, p.how, p.order, p.strides)
     if p.nb == 0:
@@ -223,11 +241,7 @@ cdef cnp.ndarray band_of(cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
         p.job.mask = mask
         if p.job.fill.byte != 0:
             p.job.fill_mask = mask + keep_bytes(&p.job)
-    if p.work >= NOGIL_MIN_BYTES:
-        with nogil:
-            run_job(&p.job, p.nb, p.threads)
-    else:
-        run_job(&p.job, p.nb, p.threads)
+    run_plan(&p)
     if mask != small:
         free(mask)
     return dst
@@ -374,24 +388,33 @@ cdef const char *xor_bytes(object xor, Py_ssize_t width) except? NULL:
     return PyBytes_AS_STRING(xor)
 
 
-cdef cnp.ndarray fresh(cnp.ndarray src, int nd, const cnp.npy_intp *dims,
+cdef char _no_data[1]          # what arrays that only carry a shape point at
+
+
+cdef cnp.ndarray view(cnp.dtype descr, const char *data, int nd,
+                      const cnp.npy_intp *dims, const cnp.npy_intp *strides):
+    """An array of descr on data, of these dims and strides, owning nothing
+    and read-only: a shape for the planners (zero strides), or another view
+    of bytes an array of the caller's keeps alive."""
+    Py_INCREF(descr)           # (stolen)
+    return PyArray_NewFromDescr(&PyArray_Type, <void *>descr, nd,
+                                <cnp.npy_intp *>dims, <cnp.npy_intp *>strides,
+                                <void *>data, 0, NULL)
+
+
+cdef cnp.ndarray fresh(cnp.dtype descr, int nd, const cnp.npy_intp *dims,
                        Py_ssize_t a, Py_ssize_t b, bint zeros, Allocation *how):
-    """A fresh C-order array of shape dims and src's dtype, allocated as a
+    """A fresh C-order array of shape dims and dtype descr, allocated as a
     result keeping band (a, b) of its matrices, the rest zeros (zero pages
     where they pay) or, without `zeros`, all written; `how` says how."""
     cdef int d
     cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
     cdef cnp.ndarray like
-    cdef cnp.dtype descr = src.descr
-    # the result's shape, zero strides on src's data: what allocation and
-    # new_result read of an array (its shape and dtype), no memory
+    # the result's shape and dtype, all allocation and new_result read
     for d in range(nd):
         strides[d] = 0
-    Py_INCREF(descr)           # (stolen)
-    like = PyArray_NewFromDescr(&PyArray_Type, <void *>descr, nd,
-                                <cnp.npy_intp *>dims, strides,
-                                cnp.PyArray_DATA(src), 0, NULL)
-    result_strides(like, C_ORDER, cnp.PyArray_ITEMSIZE(src), strides)
+    like = view(descr, _no_data, nd, dims, strides)
+    result_strides(like, C_ORDER, descr.itemsize, strides)
     how[0] = allocation(like, strides, C_ORDER, a, b, zeros)
     return new_result(like, how[0], C_ORDER, strides)
 
@@ -416,7 +439,7 @@ cdef cnp.ndarray packed_of(cnp.ndarray mat, cnp.ndarray vec, Packed packed,
     p.job.packed = packed
     p.job.copy_kept = True
     p.job.fill_rest = rest
-    p.job.rest_untouched = False
+    p.job.band_only = False
     p.job.mirror = mirror
     p.job.xor = xor
     p.job.check = check
@@ -432,13 +455,8 @@ cdef cnp.ndarray packed_of(cnp.ndarray mat, cnp.ndarray vec, Packed packed,
         p.job.dst = <char *>cnp.PyArray_DATA(mat)
     else:
         p.job.dst = <char *>cnp.PyArray_DATA(vec)
-    p.work = work_bytes(&p.job, p.nb)
-    p.threads = thread_count(p.work, work_units(&p.job, p.nb))
-    if p.work >= NOGIL_MIN_BYTES:
-        with nogil:
-            run_job(&p.job, p.nb, p.threads)
-    else:
-        run_job(&p.job, p.nb, p.threads)
+    share(&p)
+    run_plan(&p)
     return mat if packed == UNPACK else vec
 
 
@@ -470,7 +488,7 @@ cdef cnp.ndarray packed_result(cnp.ndarray src, Py_ssize_t a, Py_ssize_t b):
         dims[d] = cnp.PyArray_DIMS(src)[d]
     dims[nd - 2] = kept_in(a, b, cnp.PyArray_DIMS(src)[nd - 2],
                            cnp.PyArray_DIMS(src)[nd - 1])
-    return fresh(src, nd - 1, dims, a, b, False, &how)
+    return fresh(src.descr, nd - 1, dims, a, b, False, &how)
 
 
 def pack_checked(cnp.ndarray src not None, Py_ssize_t part, bint floats,
@@ -523,7 +541,7 @@ def unpack(cnp.ndarray src not None, cnp.ndarray dst, object lo, object hi,
             dims[d] = cnp.PyArray_DIMS(src)[d]
         dims[nd - 2], dims[nd - 1] = rows, cols
         # (a mirrored band fills most of the rest: never zero pages)
-        dst = fresh(src, nd, dims, a, b, fill is None and not mirror, &how)
+        dst = fresh(src.descr, nd, dims, a, b, fill is None and not mirror, &how)
     return packed_of(dst, src, UNPACK, a, b, fill, columns,
                      how == MALLOC or how == RECYCLED, mirror, x)
 
@@ -596,4 +614,5 @@ def explain_band(cnp.ndarray src not None, object lo, object hi,
                     bound(hi, cols, rows, cols), fill, <Order>order_code(order))
 
 
+include "_banded.pxi"
 include "_indices.pxi"

@@ -203,6 +203,7 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
     else:
         runs_of(rows, cols, a, b, job.edge)
     job.method = STRIDED
+    job.across = False
     if job.mirror or job.check != NULL:
         job.method = TILED     # the transpose read across, in every row
     elif cols * w < SPAN_CALL_BYTES and rows * cols <= OFFSETS_MAX:

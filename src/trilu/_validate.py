@@ -258,7 +258,9 @@ def fill_bytes(value: np.ndarray, dtype: np.dtype) -> bytes:
     return data
 
 
-def fill(fill: Any, dtype: np.dtype, zero: Any = None) -> np.ndarray:
+def fill(
+    fill: Any, dtype: np.dtype, zero: Any = None, name: str = "fill"
+) -> np.ndarray:
     """``fill`` as a 0-d array of ``dtype``, converted as numpy converts a
     scalar into an array of that dtype (NEP 50: Python scalars are weak, an
     int must fit, a float never becomes an int); None is numpy's zero of the
@@ -266,7 +268,7 @@ def fill(fill: Any, dtype: np.dtype, zero: Any = None) -> np.ndarray:
 
     Strings and objects are kept as given: an object fill is the object
     itself, a string must be a ``str`` (``bytes`` for ``S``) that the dtype
-    holds whole.
+    holds whole. Errors call it `name` (the argument it came from).
     """
     value = np.zeros((), dtype)
     if fill is None:
@@ -281,17 +283,17 @@ def fill(fill: Any, dtype: np.dtype, zero: Any = None) -> np.ndarray:
         text = bytes if kind == "S" else str
         if not isinstance(fill, text):
             raise TypeError(
-                f"fill must be a {text.__name__} for a result of dtype {dtype}, "
+                f"{name} must be a {text.__name__} for a result of dtype {dtype}, "
                 f"got {type(fill).__name__}"
             )
         value[()] = fill
         if value[()] != fill:
-            raise ValueError(f"fill {fill!r} does not fit in dtype {dtype}")
+            raise ValueError(f"{name} {fill!r} does not fit in dtype {dtype}")
         return value
     if isinstance(fill, _ndarray):
         if fill.ndim != 0:
             raise ValueError(
-                f"fill must be a scalar, got an array of shape {fill.shape}"
+                f"{name} must be a scalar, got an array of shape {fill.shape}"
             )
         fill = fill[()]
     # An integer must fit, and a float is no integer: numpy 1.x casts a
@@ -301,18 +303,18 @@ def fill(fill: Any, dtype: np.dtype, zero: Any = None) -> np.ndarray:
     if bounds is not None:
         if isinstance(fill, (float, complex, np.inexact)):  # numpy 1.x casts
             raise TypeError(  # ml_dtypes' int4 as it casts to int8
-                f"fill={fill!r} cannot be converted to the result's dtype {dtype}: "
+                f"{name}={fill!r} cannot be converted to the result's dtype {dtype}: "
                 "an integer dtype takes no float"
             )
         integer = isinstance(fill, (int, np.integer)) and not isinstance(
             fill, (bool, np.bool_)
         )
         if integer and not bounds[0] <= fill <= bounds[1]:
-            raise OverflowError(f"fill={fill} is out of bounds for {dtype}")
+            raise OverflowError(f"{name}={fill} is out of bounds for {dtype}")
     try:
         np.copyto(value, fill, casting="same_kind")
     except (TypeError, ValueError, OverflowError) as error:
         raise type(error)(
-            f"fill={fill!r} cannot be converted to the result's dtype {dtype}: {error}"
+            f"{name}={fill!r} cannot be converted to the result's dtype {dtype}: {error}"
         ) from None
     return value

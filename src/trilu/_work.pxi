@@ -34,7 +34,6 @@ cdef enum:
 cdef enum Writer:              # the writers that move elements of a given width
     STRIDED_ROWS    # _write.pxi
     TILED_ROWS
-    TRI_ROWS
     PACKED_SPAN     # _pack.pxi
     OFFSET_MATRICES
 
@@ -51,8 +50,6 @@ cdef inline void write_as(elem_t *tag, Writer writer, const Span *s) noexcept no
         strided_rows(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
     elif writer == TILED_ROWS:
         tiled_rows(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
-    elif writer == TRI_ROWS:
-        tri_rows(tag, s.job, s.r0, s.r1)
     elif writer == PACKED_SPAN:
         packed_span(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
     else:
@@ -173,7 +170,9 @@ cdef void runs_chunk(const Chunk *c) noexcept nogil:
             hi = min(stop, job.edge[r + 1])
             if lo < hi:
                 part = run_part(r)
-                if job.packed != UNPACKED:
+                if job.packed == MASK:
+                    mask_rows(job, do, lo, hi, part)
+                elif job.packed != UNPACKED:
                     packed_rows(job, so, do, lo, hi, part)
                 elif part == CROSSED:
                     crossed(job, so, do, lo, hi)
@@ -261,6 +260,8 @@ cdef Py_ssize_t row_cost(const Job *job, Py_ssize_t r) noexcept nogil:
     rest = r * job.cols - kept
     if not job.fill_rest:
         rest -= job.cols * filled
+    if job.packed == MASK:         # the kept elements written, none read
+        return rest + (kept if job.copy_kept else 0)
     return rest + (2 * kept if job.copy_kept else 0)
 
 

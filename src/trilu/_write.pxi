@@ -81,17 +81,6 @@ cdef enum:
     # it this long: long enough that a call's fixed cost is small beside it,
     # short enough to stay in L1D.
     PATTERN_BYTES = 4096
-    # An across_tile reads this many bytes of each source run and writes as
-    # many of each destination row: several lines a page visited, so a
-    # transposed walk pays a TLB miss per run, not per line ...
-    ACROSS_RUN_BYTES = 512
-    # ... within a tile that its buffer, on the stack, holds in L1D beside
-    # the lines it is read from.
-    ACROSS_TILE_BYTES = 32768
-    ACROSS_MAX = 256           # its rows and columns at most (of 1 or 2 bytes)
-    # The run of the column this many ahead is fetched while one is copied:
-    # about a memory latency's worth of the runs' copies.
-    ACROSS_AHEAD = 16
 
 
 # --- walking the batch -------------------------------------------------------
@@ -281,16 +270,6 @@ cdef void strided_rows(elem_t *tag, const Job *job, Py_ssize_t so,
         d += dst_row
 
 
-cdef inline Py_ssize_t across_rows(Py_ssize_t width) noexcept nogil:
-    """The rows of an across_tile: ACROSS_RUN_BYTES of each source run."""
-    return max(8, min(ACROSS_MAX, ACROSS_RUN_BYTES // width))
-
-
-cdef inline Py_ssize_t across_cols(Py_ssize_t width) noexcept nogil:
-    """The columns of an across_tile: as many as its buffer holds."""
-    return max(8, min(ACROSS_MAX, ACROSS_TILE_BYTES // (across_rows(width) * width)))
-
-
 cdef void gather_tile(elem_t *tag, const char **scol, Py_ssize_t sstep,
                       Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t j0, Py_ssize_t j1,
                       Py_ssize_t a, Py_ssize_t b, Py_ssize_t w, const char *xor,
@@ -302,7 +281,8 @@ cdef void gather_tile(elem_t *tag, const char **scol, Py_ssize_t sstep,
     the `ahead` columns after the tile's, whose runs are fetched ahead. A
     column at a time, one run of src each."""
     cdef Py_ssize_t i, j, top, bottom, line = (j1 - j0) * w
-    cdef Py_ssize_t per_line = max(1, 64 // w)   # elements a cache line
+    # the elements of a run a cache line holds (one, where sstep is a line)
+    cdef Py_ssize_t per_line = max(1, 64 // w) if sstep == w or sstep == -w else 1
     cdef const char *s
     cdef const char *p
     cdef char *t
@@ -493,9 +473,11 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     across_rows at a time: what each row reads along (a packed line, or a
     matrix row) and its fill, then what the strip reads across by tiles: a
     band's src down its columns, the packed lines' columns, PACK's matrix
-    down its columns, or a checked PACK's transpose. A mirrored UNPACK
-    instead writes the strip's own lines, still in cache, across: the other
-    band, down the strip's columns of every row."""
+    down its columns, or a checked PACK's transpose. A band walked `across`
+    instead writes the strip's src rows across, into dst's rows that run
+    down the walk's columns; a mirrored UNPACK writes the strip's own lines,
+    still in cache, across: the other band, down the strip's columns of
+    every row."""
     cdef Py_ssize_t w = job.width, cols = job.cols, side = across_rows(w)
     cdef Py_ssize_t width = across_cols(w)
     cdef bint pack = job.packed == PACK, band = job.packed == UNPACKED
@@ -511,7 +493,7 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
         step if pack else job.dst_col)
     cdef Py_ssize_t sstep = job.src_col if job.check != NULL else (
         job.src_row if pack or band else step)
-    cdef Py_ssize_t b0, b1, c0, c1, i, j, lo, hi, mlo, mhi, first, last
+    cdef Py_ssize_t b0, b1, c0, c1, i, j, lo, hi, mlo, mhi, first, last, ahead
     cdef Py_ssize_t unequal = 0, nonzero = 0
     cdef char *drow[ACROSS_MAX]
     cdef const char *scol[ACROSS_MAX + ACROSS_AHEAD]
@@ -566,19 +548,28 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
             if hi > lo:
                 first = min(first, lo)
                 last = max(last, hi)
-        if job.mirror:
-            # The strip's lines, just read along, read across again from
-            # cache: line i's element p goes to row p, column i. (The rows
-            # of the strip get theirs from the lines of other strips.)
-            for i in range(b0, b1):
-                scol[i - b0] = src + packed_line(job, i, step)
+        if job.mirror or job.across:
+            # The strip's runs written across: line i's element p goes to row
+            # p, column i (the lines just read along, read again from cache;
+            # the strip's rows get theirs from the lines of other strips), or
+            # src row i's element j to dst's run j, at i (the rows after the
+            # strip fetched ahead, into the first tile).
+            ahead = 0 if job.mirror else min(ACROSS_AHEAD, r1 - b1)
+            for i in range(b0, b1 + ahead):
+                scol[i - b0] = src + (packed_line(job, i, step) if job.mirror
+                                      else i * job.src_row)
             c0 = first
             while c0 < last:
                 c1 = min(c0 + width, last)
                 for j in range(c0, c1):
-                    drow[j - c0] = job.dst + do + j * job.dst_row
-                across_tile(tag, drow, dstep, scol, sstep, c0, c1, b0, b1, ta, tb,
-                            w, txor, buf, 0, job.stream)
+                    drow[j - c0] = job.dst + do + j * (
+                        job.dst_row if job.mirror else job.dst_col)
+                if job.mirror:
+                    across_tile(tag, drow, dstep, scol, sstep, c0, c1, b0, b1, ta,
+                                tb, w, txor, buf, 0, job.stream)
+                else:
+                    across_tile(tag, drow, job.dst_row, scol, job.src_col, c0, c1,
+                                b0, b1, -job.b, -job.a, w, txor, buf, ahead, False)
                 c0 = c1
             b0 = b1
             continue
@@ -712,26 +703,55 @@ cdef void build_mask(const Job *job, char *mask) noexcept nogil:
             memcpy(fill + i * job.matrix_bytes, fill, job.matrix_bytes)
 
 
-# --- tri -----------------------------------------------------------------------------
+# --- masks from nothing (MASK) --------------------------------------------------------
 
-cdef void tri_rows(elem_t *tag, const Job *job, Py_ssize_t r0,
-                   Py_ssize_t r1) noexcept nogil:
-    """Rows [r0, r1) of tri's contiguous rows: the element at job.src (numpy's
-    True) where j <= i + job.b, zeros after (not written where fill_rest is
-    off: the block is zero already), each row from a register."""
-    cdef Py_ssize_t i, j, lo, hi, w = job.width, m = job.cols
-    cdef char *d = job.dst + r0 * m * w
-    cdef elem_t v
-    if elem_t is not any_width:
-        memcpy(&v, job.src, sizeof(elem_t))
+cdef enum:
+    # A mask's crossed rows whose band is this narrow are written as one fill
+    # of their whole run, then the band over it: a fill call's fixed cost is
+    # that of writing about this many bytes from cache. (Not for streamed
+    # results, where each byte goes to memory.)
+    MASK_OVER_BYTES = 1024
+
+
+cdef inline void fill_part(char *d, Py_ssize_t n, Fill f, bint stream) noexcept nogil:
+    """n bytes from d get f: with streaming stores (a row with nothing kept),
+    or by fill_bytes."""
+    if n <= 0:
+        return
+    if stream:
+        trilu_stream_row(d, NULL, 0, 0, n, f.pattern)
+    else:
+        fill_bytes(d, n, f)
+
+
+cdef void mask_rows(const Job *job, Py_ssize_t do, Py_ssize_t r0, Py_ssize_t r1,
+                    Part part) noexcept nogil:
+    """Rows [r0, r1) of a MASK job (C-ordered): a run of filled or kept rows
+    is one fill of its value; crossed rows alternate keep and fill, a row's
+    tail and the next row's head one fill, as they touch. A value left to
+    zero pages (copy_kept or fill_rest off) is not written."""
+    cdef Py_ssize_t i, lo, hi, w = job.width, n = job.cols * job.width
+    cdef bint keep = job.copy_kept, rest = job.fill_rest, stream = job.stream
+    cdef char *d = job.dst + do + r0 * n
+    cdef char *pending = d     # where the fill not yet written starts
+    if part == KEPT:
+        if keep:
+            fill_part(d, (r1 - r0) * n, job.keep, stream)
+        return
+    if part == FILLED:
+        if rest:
+            fill_part(d, (r1 - r0) * n, job.fill, stream)
+        return
+    if rest and keep and not stream and (job.b - job.a + 1) * w <= MASK_OVER_BYTES:
+        fill_part(d, (r1 - r0) * n, job.fill, stream)   # a narrow band: over it
+        rest = False
     for i in range(r0, r1):
-        row_span(CROSSED, -i - 1, job.b, m, i, &lo, &hi)
-        if elem_t is any_width:
-            for j in range(hi):
-                memcpy(d + j * w, job.src, w)
-        else:
-            for j in range(hi):
-                memcpy(d + j * sizeof(elem_t), &v, sizeof(elem_t))
-        if job.fill_rest and hi < m:
-            memset(d + hi * w, 0, (m - hi) * w)
-        d += m * w
+        row_span(CROSSED, job.a, job.b, job.cols, i, &lo, &hi)
+        if rest:
+            fill_part(pending, d + lo * w - pending, job.fill, stream)
+        if keep:
+            fill_part(d + lo * w, (hi - lo) * w, job.keep, stream)
+        pending = d + hi * w
+        d += n
+    if rest:
+        fill_part(pending, d - pending, job.fill, stream)
