@@ -28,11 +28,16 @@ classes "toolkit" and "indices") or ``bench/sweep.py`` (``"kind": "sweep"``)::
 A ratio is the peer's time over trilu's (above 1: trilu is faster); a peer
 that was not measured is null or absent. Sweep classes: tall, wide, square,
 batch, k, negstride, transposed, dtype (triu/tril against numpy, x.copy(),
-np.zeros, np.copyto) and the toolkit classes fill, band, pack, unpack, mirror
-(ops "tril"/"triu" with a fill, "band", "pack", "unpack", "mirror", each
-against the numpy way: "where", "zero fill", "triu(tril)", "x[r, c]",
-"scatter", and np.copyto); their cases may carry more fields (fill, lo, hi,
-upper, conj), which nothing here reads. The grid's cases are all "grid".
+np.zeros, np.copyto) and the toolkit classes fill, band, pack, unpack, mirror,
+pack_f, unpack_f, unpack_mirror, squareform_v, squareform_m, mask, to_banded,
+from_banded (ops "tril"/"triu" with a fill, "band", "pack", "unpack", "mirror",
+"pack F", "unpack F", "unpack mirror", "squareform", "band_mask", "to_banded",
+"from_banded", each against the numpy way: "where", "zero fill", "triu(tril)",
+"x[r, c]", "scatter", "tri+where", "zeros+ones", "diagonals",
+"zeros+diagonals", and np.copyto; LAPACK's "trttp" and "tpttr", and scipy's
+squareform, "scipy" and "scipy checks"); their cases may carry more fields
+(fill, lo, hi, upper, conj, lower), which nothing here reads. The grid's cases
+are all "grid".
 """
 
 from __future__ import annotations
@@ -50,15 +55,20 @@ SCHEMA = 1
 # The order ratio kinds are shown in; any other kind follows, sorted.
 RATIO_ORDER = [
     "numpy", "torch", "onnxruntime", "where", "zero fill", "triu(tril)", "x[r, c]",
-    "scatter", "copy", "zeros", "copyto", "empty_like",
+    "scatter", "trttp", "tpttr", "scipy", "scipy checks", "tri+where", "diagonals",
+    "zeros+diagonals", "copy", "zeros", "zeros+ones", "copyto", "empty_like",
 ]  # fmt: skip
 TRIANGLE_CLASSES = [
     "tall", "wide", "square", "batch", "k", "negstride", "transposed", "dtype",
 ]  # fmt: skip
-TOOLKIT_CLASSES = ["fill", "band", "pack", "unpack", "mirror"]
+TOOLKIT_CLASSES = ["fill", "band", "pack", "unpack", "mirror", "pack_f", "unpack_f",
+                   "unpack_mirror", "squareform_v", "squareform_m", "mask",
+                   "to_banded", "from_banded"]  # fmt: skip
 CLASS_ORDER = [*TRIANGLE_CLASSES, *TOOLKIT_CLASSES, "grid", "toolkit", "indices"]
 MODE_ORDER = ["fresh", "out", "inplace"]
-OP_ORDER = ["triu", "tril", "band", "pack", "unpack", "mirror"]
+OP_ORDER = ["triu", "tril", "band", "pack", "unpack", "mirror", "pack F", "unpack F",
+            "unpack mirror", "squareform", "band_mask", "to_banded",
+            "from_banded"]  # fmt: skip
 PEER_LABEL = {
     "numpy": "numpy.triu/tril",
     "torch": "torch.triu/tril",
@@ -72,14 +82,25 @@ PEER_LABEL = {
     "triu(tril)": "np.triu(np.tril)",
     "x[r, c]": "x[..., r, c]",
     "scatter": "np.zeros; o[..., r, c] = v",
+    "trttp": "LAPACK ?trttp",
+    "tpttr": "LAPACK ?tpttr",
+    "scipy": "scipy's squareform",
+    "scipy checks": "scipy's squareform, checked",
+    "tri+where": "np.where(np.tri)",
+    "zeros+ones": "np.zeros + np.ones, the same bytes",
+    "diagonals": "np.diagonal, a loop",
+    "zeros+diagonals": "np.zeros; o[..., i, i + k] = ab[...]",
 }
 # The sweeps' worst-case columns, (mode, ratio kind): triu/tril's classes,
 # then the toolkit's.
 SWEEP_COLUMNS = [("fresh", "numpy"), ("fresh", "copy"), ("fresh", "zeros"),
                  ("out", "copyto")]  # fmt: skip
 TOOLKIT_COLUMNS = [("fresh", "where"), ("fresh", "zero fill"), ("fresh", "triu(tril)"),
-                   ("fresh", "x[r, c]"), ("fresh", "scatter"), ("inplace", "where"),
-                   ("out", "copyto")]  # fmt: skip
+                   ("fresh", "x[r, c]"), ("fresh", "scatter"), ("fresh", "trttp"),
+                   ("fresh", "tpttr"), ("fresh", "scipy"), ("fresh", "scipy checks"),
+                   ("inplace", "where"), ("fresh", "tri+where"),
+                   ("fresh", "zeros+ones"), ("fresh", "diagonals"),
+                   ("fresh", "zeros+diagonals"), ("out", "copyto")]  # fmt: skip
 
 
 # --- loading -------------------------------------------------------------------

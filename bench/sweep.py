@@ -35,11 +35,32 @@ inputs of 1 KiB to 32 MiB:
   o[..., r, c] = v`` ("scatter");
 - mirror: ``mirror(x, upper=, conj=)`` against ``np.where(j >= i, x,
   x.swapaxes(-1, -2))`` (conjugated with conj), fresh and in place (mode
-  "inplace", ``out=x``).
+  "inplace", ``out=x``);
+- pack_f: ``pack(x, k, upper=, order="F")`` of a C- or Fortran-ordered x
+  against ``x.swapaxes(-1, -2)[..., r, c]`` (r, c the transpose's triangle:
+  column after column) and, for square float and complex matrices with
+  k=0, LAPACK's ``?trttp`` ("trttp");
+- unpack_f: ``unpack(v, n, m, k, upper=, order="F")`` against the scatter
+  through the same indices, and ``?tpttr`` ("tpttr") where it applies;
+- unpack_mirror: ``unpack(v, n, k=k, upper=, mirror=)`` (``"conj"`` for
+  complex half the time) against the scatter through the triangle's indices
+  and then its transpose's;
+- squareform_v and squareform_m: ``squareform`` of a condensed vector and of
+  a distance matrix (its checks on) against scipy's ("scipy", "scipy
+  checks"), where scipy is installed;
+- mask: ``band_mask(n, m, lo, hi)`` (bool, or float 0 and -inf: an
+  additive attention mask; causal, sliding-window or any band) against
+  ``np.where`` of ``np.tri`` masks ("tri+where"), and against ``np.zeros``
+  and ``np.ones`` (``np.full`` for -inf) of as many elements as the mask
+  has of each value ("zeros+ones": the same bytes, the floor);
+- to_banded: ``to_banded(x, lower, upper)`` against a loop over
+  ``np.diagonal`` into ``np.zeros`` ("diagonals");
+- from_banded: ``from_banded(ab, lower, upper)`` against ``np.zeros`` and
+  an assignment a diagonal ("zeros+diagonals", index arrays made once).
 
-Where the result has 40 KiB to 1 MiB, each is also timed writing into a
-preallocated array (mode "out", ``out=``) against ``np.copyto`` of the same
-bytes.
+Where the result has 40 KiB to 1 MiB, each but mask is also timed writing
+into a preallocated array (mode "out", ``out=``) against ``np.copyto`` of the
+same bytes.
 
 The last lines are the worst case of each ratio, by name and by class.
 Nothing here is a test: no time is asserted.
@@ -74,12 +95,20 @@ DTYPES = ["int8", "bool", "int16", "float16", "int32", "float32", "int64",
 CLASSES = ["tall", "wide", "square", "batch", "k", "negstride", "transposed", "dtype"]
 # After CLASSES: drawn from the same stream, so adding them changed no draw of
 # the classes above.
-TOOLKIT_CLASSES = ["fill", "band", "pack", "unpack", "mirror"]
+TOOLKIT_CLASSES = ["fill", "band", "pack", "unpack", "mirror", "pack_f", "unpack_f",
+                   "unpack_mirror", "squareform_v", "squareform_m", "mask",
+                   "to_banded", "from_banded"]  # fmt: skip
 ALL_CLASSES = CLASSES + TOOLKIT_CLASSES
 GROUPS = {"triangle": CLASSES, "toolkit": TOOLKIT_CLASSES, "all": ALL_CLASSES}
 TARGETS = {"numpy": 3.0, "copy": 0.9, "zeros": 0.3, "copyto": 0.8,
            "where": 3.0, "zero fill": 0.8, "triu(tril)": 4.0, "x[r, c]": 4.0,
-           "scatter": 4.0}  # fmt: skip
+           "scatter": 4.0, "trttp": 1.5, "tpttr": 2.0, "scipy": 3.0,
+           "scipy checks": 5.0, "tri+where": 4.0, "zeros+ones": 0.8,
+           "diagonals": 3.0, "zeros+diagonals": 1.0}  # fmt: skip
+# The toolkit classes' ops, where they are not the class's name.
+TOOLKIT_OPS = {"pack_f": "pack F", "unpack_f": "unpack F",
+               "unpack_mirror": "unpack mirror", "squareform_v": "squareform",
+               "squareform_m": "squareform", "mask": "band_mask"}  # fmt: skip
 PEERS = ["numpy", "copy", "zeros", "copyto"]
 # The toolkit classes' out= is timed on results of this many bytes: the range
 # its target (0.8x np.copyto) is set for.
@@ -139,8 +168,10 @@ class Case:
 @dataclass(frozen=True)
 class ToolCase:
     """One drawn input of a toolkit class: matrices of ``shape`` (the result's
-    for unpack), the band kept (lo <= j - i <= hi; None: unbounded), and
-    mirror's conj. A triangle is k with upper; a band, lo and hi."""
+    for unpack; the distance matrix for squareform), the band kept (lo <= j -
+    i <= hi; None: unbounded), mirror's conj (unpack_mirror's "conj"), and
+    the matrices' layout (``view``, "C" or "F"). A triangle is k with upper;
+    a band, lo and hi."""
 
     cls: str
     shape: tuple[int, ...]
@@ -150,24 +181,32 @@ class ToolCase:
     lo: int | None = None
     hi: int | None = None
     conj: bool = False
+    view: str = "C"
 
     @property
     def op(self) -> str:
         if self.cls == "fill":
             return "triu" if self.upper else "tril"
-        return self.cls
+        return TOOLKIT_OPS.get(self.cls, self.cls)
 
     @property
     def name(self) -> str:
         head = f"{self.cls}: {'x'.join(map(str, self.shape))} {self.dtype}"
+        head += "" if self.view == "C" else f" {self.view}"
         side = "upper" if self.upper else "lower"
         if self.cls == "fill":
             return f"{head} {self.op} k={self.k} fill={self.fill}"
-        if self.cls == "band":
+        if self.cls in ("band", "mask"):
             return f"{head} band({self.lo}, {self.hi})"
-        if self.cls == "mirror":
-            return f"{head} {side}" + (" conj" if self.conj else "")
-        return f"{head} {side} k={self.k}"  # pack, unpack
+        if self.cls in ("to_banded", "from_banded"):
+            return f"{head} lower={self.lower} upper={self.upper_count}"
+        if self.cls in ("mirror", "unpack_mirror"):
+            conj = " conj" if self.conj else ""
+            k = "" if self.cls == "mirror" else f" k={self.k}"
+            return f"{head} {side}{k}{conj}"
+        if self.cls.startswith("squareform"):
+            return head
+        return f"{head} {side} k={self.k}"  # pack, unpack, pack_f, unpack_f
 
     @property
     def fill(self) -> Any:
@@ -175,30 +214,62 @@ class ToolCase:
         dtype = np.dtype(self.dtype)
         return int(np.iinfo(dtype).min) if dtype.kind in "iu" else -math.inf
 
+    @property
+    def lower(self) -> int:
+        """Band storage's diagonals below the main one: -lo."""
+        return -(self.lo or 0)
+
+    @property
+    def upper_count(self) -> int:
+        """Band storage's diagonals above the main one: hi."""
+        return self.hi or 0
+
+    def values(self) -> tuple[Any, Any]:
+        """A mask's keep and fill: True and False, or an additive mask's 0
+        and -inf."""
+        if np.dtype(self.dtype).kind == "b":
+            return True, False
+        return 0.0, -math.inf
+
     def mask(self) -> np.ndarray:
         """Where each matrix keeps its input: the triangle, band, or for
         mirror the triangle kept as it is (diagonal included)."""
         rows, cols = self.shape[-2:]
         offset = np.arange(cols) - np.arange(rows)[:, None]
-        if self.cls == "band":
+        if self.cls in ("band", "mask", "to_banded", "from_banded"):
             lo = -rows if self.lo is None else self.lo
             hi = cols if self.hi is None else self.hi
             return (offset >= lo) & (offset <= hi)
+        if self.cls.startswith("squareform"):
+            return offset >= 1  # the condensed vector's: the strict upper triangle
         k = 0 if self.cls == "mirror" else self.k
         return offset >= k if self.upper else offset <= k
 
     def indices(self) -> tuple[np.ndarray, np.ndarray]:
-        """numpy's r, c of pack's and unpack's triangle."""
+        """numpy's r, c of pack's and unpack's triangle: row after row, or
+        (pack_f, unpack_f) column after column, the transpose's other
+        triangle's, swapped."""
         rows, cols = self.shape[-2:]
+        if self.cls in ("pack_f", "unpack_f"):
+            tri = np.tril_indices if self.upper else np.triu_indices
+            c, r = tri(cols, -self.k, rows)
+            return r, c
         tri = np.triu_indices if self.upper else np.tril_indices
         return tri(rows, self.k, cols)
 
     def make(self) -> np.ndarray:
-        """Random bytes of the dtype and shape (the matrices, also for unpack)."""
+        """Random bytes of the dtype and shape (the matrices, also for unpack)
+        in the view; for squareform, a distance matrix: symmetric, of zero
+        diagonal, its distances random numbers (no NaN)."""
         rng = np.random.default_rng(zlib.crc32(self.name.encode()))
         dtype = np.dtype(self.dtype)
+        if self.cls.startswith("squareform"):
+            n = self.shape[-1]
+            v = (rng.random(n * (n - 1) // 2) * 100).astype(dtype)
+            return trilu.unpack(v, n, k=1, mirror=True)
         n = math.prod(self.shape) * dtype.itemsize
-        return rng.integers(0, 256, n, dtype=np.uint8).view(dtype).reshape(self.shape)
+        x = rng.integers(0, 256, n, dtype=np.uint8).view(dtype).reshape(self.shape)
+        return np.asfortranarray(x) if self.view == "F" else x
 
     def kept_fraction(self) -> float:
         mask = self.mask()
@@ -286,10 +357,37 @@ def draw_toolkit(cls: str, rng: np.random.Generator) -> ToolCase:
     if cls == "band":  # half-widths of 0 to the whole matrix, log-uniform
         lo, hi = 1 - _log_int(rng, 1, n), _log_int(rng, 1, m) - 1
         return ToolCase(cls, shape, dtype, lo=lo, hi=hi)
+    if cls == "mask":  # one matrix: causal, a sliding window, or a band
+        nbytes = size * np.dtype(dtype).itemsize
+        dtype = str(rng.choice(["bool", "float32", "float16"]))
+        n = max(2, math.isqrt(nbytes // np.dtype(dtype).itemsize))
+        m = max(2, round(n * math.exp(rng.uniform(-0.3, 0.3))))
+        kind = rng.choice(["causal", "window", "band"])
+        lo, hi = None, m - n  # bottom right, as attention_mask's default
+        if kind == "window":
+            lo = hi - _log_int(rng, 1, m) + 1
+        elif kind == "band":
+            lo, hi = 1 - _log_int(rng, 1, n), _log_int(rng, 1, m) - 1
+        return ToolCase(cls, (n, m), dtype, lo=lo, hi=hi)
+    if cls in ("to_banded", "from_banded"):  # square, as band storage's users
+        side = min(n, m)
+        lower, upper = _log_int(rng, 1, min(side, 65)) - 1, _log_int(rng, 1, 65) - 1
+        return ToolCase(cls, (*shape[:-2], side, side), dtype, lo=-lower, hi=upper)
     if cls == "mirror":
         conj = dtype.startswith("complex") and bool(rng.integers(2))
         return ToolCase(cls, shape, dtype, upper=upper, conj=conj)
-    return ToolCase(cls, shape, dtype, _near_diagonal_k(rng, n, m), upper)
+    if cls == "unpack_mirror":  # square, as mirror's
+        conj = dtype.startswith("complex") and bool(rng.integers(2))
+        shape = (*shape[:-1], n)
+        return ToolCase(
+            cls, shape, dtype, _near_diagonal_k(rng, n, n), upper, conj=conj
+        )
+    if cls.startswith("squareform"):  # one matrix of distances, numbers
+        dtype = str(rng.choice(["float32", "float64", "int32"]))
+        n = max(2, math.isqrt(size))
+        return ToolCase(cls, (n, n), dtype)
+    view = str(rng.choice(["C", "F"])) if cls == "pack_f" else "C"
+    return ToolCase(cls, shape, dtype, _near_diagonal_k(rng, n, m), upper, view=view)
 
 
 def classes(names: str) -> list[str]:
@@ -383,13 +481,88 @@ def _scatter(
     return o
 
 
+def _diagonals(x: np.ndarray, lower: int, upper: int) -> np.ndarray:
+    """Band storage the numpy way: a loop over np.diagonal into np.zeros."""
+    ab = np.zeros((*x.shape[:-2], lower + upper + 1, x.shape[-1]), x.dtype)
+    for k in range(-lower, upper + 1):
+        diagonal = np.diagonal(x, k, -2, -1)
+        start = max(k, 0)
+        ab[..., upper - k, start : start + diagonal.shape[-1]] = diagonal
+    return ab
+
+
+def _from_diagonals(
+    ab: np.ndarray, shape: tuple[int, ...], upper: int, index: list[Any]
+) -> np.ndarray:
+    """Matrices from band storage the numpy way: np.zeros, then each
+    diagonal assigned (index arrays made once)."""
+    o = np.zeros(shape, ab.dtype)
+    for k, i in index:
+        o[..., i, i + k] = ab[..., upper - k, i + k]
+    return o
+
+
 def toolkit_fns(case: ToolCase) -> list[tuple[str, int, dict[str, Fn | None]]]:
     """(mode, the result's bytes, {"trilu": ..., peer: ...}) of each way the
     case is timed; the masks and index arrays the numpy way needs are made
     here, once, outside the timing. Each peer returns what trilu returns
     (copyto: the same bytes into the same array)."""
+    if case.cls == "mask":
+        rows, cols = case.shape
+        lo, hi, dtype = case.lo, case.hi, np.dtype(case.dtype)
+        keep, fill_value = (np.array(v).astype(dtype) for v in case.values())
+        kept = int(np.count_nonzero(case.mask()))
+
+        def tri_where() -> np.ndarray:
+            where = (
+                np.ones((rows, cols), bool)
+                if hi is None
+                else np.tri(rows, cols, hi, bool)
+            )
+            if lo is not None:
+                where &= ~np.tri(rows, cols, lo - 1, bool)
+            return np.where(where, keep, fill_value)
+
+        def zeros_ones() -> Any:
+            # np.zeros for as many elements as hold a value of zero bytes,
+            # np.ones (np.full: -inf) for as many as hold the other
+            return tuple(
+                np.full(count, value, dtype) if any(value.tobytes())
+                else np.zeros(count, dtype)
+                for value, count in ((keep, kept), (fill_value, rows * cols - kept))
+            )  # fmt: skip
+
+        ours = functools.partial(trilu.band_mask, rows, cols, lo, hi, dtype=dtype,
+                                 keep=keep, fill=fill_value)  # fmt: skip
+        nbytes = rows * cols * dtype.itemsize
+        return [("fresh", nbytes, {"trilu": ours, "tri+where": tri_where,
+                                   "zeros+ones": zeros_ones})]  # fmt: skip
     x = case.make()
     k, upper, conj, fill = case.k, case.upper, case.conj, case.fill
+    if case.cls in ("to_banded", "from_banded"):
+        lower, upper = case.lower, case.upper_count
+        ab = trilu.to_banded(x, lower, upper)
+        banded = np.empty_like(ab)
+        if case.cls == "to_banded":
+            return [
+                ("fresh", ab.nbytes, {"trilu": lambda: trilu.to_banded(x, lower, upper),
+                                      "diagonals": lambda: _diagonals(x, lower, upper)}),
+                ("out", ab.nbytes, {
+                    "trilu": lambda: trilu.to_banded(x, lower, upper, out=banded),
+                    "copyto": lambda: np.copyto(banded, ab)}),
+            ]  # fmt: skip
+        rows, cols = x.shape[-2:]
+        index = [(d, np.arange(max(0, -d), max(0, min(rows, cols - d))))
+                 for d in range(-lower, upper + 1)]  # fmt: skip
+        out = np.empty_like(x)
+        return [
+            ("fresh", x.nbytes, {
+                "trilu": lambda: trilu.from_banded(ab, lower, upper, n=rows),
+                "zeros+diagonals": lambda: _from_diagonals(ab, x.shape, upper, index)}),
+            ("out", x.nbytes, {
+                "trilu": lambda: trilu.from_banded(ab, lower, upper, n=rows, out=out),
+                "copyto": lambda: np.copyto(out, x)}),
+        ]  # fmt: skip
     out = np.empty_like(x)
     into = {"copyto": lambda: np.copyto(out, x)}
     if case.cls == "fill":
@@ -410,26 +583,59 @@ def toolkit_fns(case: ToolCase) -> list[tuple[str, int, dict[str, Fn | None]]]:
             ("out", x.nbytes, {"trilu": lambda: trilu.band(x, lo, hi, out=out),
                                **into}),
         ]  # fmt: skip
-    r, c = case.indices() if case.cls in ("pack", "unpack") else (None, None)
-    if case.cls == "pack":
+    if case.cls.startswith("squareform"):
+        return _squareform_fns(case, x)
+    packed_cls = ("pack", "unpack", "pack_f", "unpack_f", "unpack_mirror")
+    r, c = case.indices() if case.cls in packed_cls else (None, None)
+    order = "F" if case.cls in ("pack_f", "unpack_f") else "C"
+    if case.cls in ("pack", "pack_f"):
         v = x[..., r, c]
         packed = np.empty_like(v)
+        # column after column: the transpose's triangle, gathered from the view
+        xt, rt, ct = (np.swapaxes(x, -1, -2), c, r) if order == "F" else (x, r, c)
         return [
-            ("fresh", v.nbytes, {"trilu": lambda: trilu.pack(x, k, upper=upper),
-                                 "x[r, c]": lambda: x[..., r, c]}),
+            ("fresh", v.nbytes, {
+                "trilu": lambda: trilu.pack(x, k, upper=upper, order=order),
+                "x[r, c]": lambda: xt[..., rt, ct],
+                "trttp": _lapack(case, x, "trttp")}),
             ("out", v.nbytes, {
-                "trilu": lambda: trilu.pack(x, k, upper=upper, out=packed),
+                "trilu": lambda: trilu.pack(x, k, upper=upper, order=order, out=packed),
                 "copyto": lambda: np.copyto(packed, v)}),
         ]  # fmt: skip
-    if case.cls == "unpack":
+    if case.cls in ("unpack", "unpack_f"):
         v = x[..., r, c]
         rows, cols = x.shape[-2:]
         return [
             ("fresh", x.nbytes, {
-                "trilu": lambda: trilu.unpack(v, rows, cols, k, upper=upper),
-                "scatter": lambda: _scatter(v, x.shape, r, c)}),
+                "trilu": lambda: trilu.unpack(v, rows, cols, k, upper=upper, order=order),
+                "scatter": lambda: _scatter(v, x.shape, r, c),
+                "tpttr": _lapack(case, v, "tpttr")}),
             ("out", x.nbytes, {
-                "trilu": lambda: trilu.unpack(v, rows, cols, k, upper=upper, out=out),
+                "trilu": lambda: trilu.unpack(v, rows, cols, k, upper=upper, order=order,
+                                              out=out),
+                **into}),
+        ]  # fmt: skip
+    if case.cls == "unpack_mirror":
+        v = x[..., r, c]
+        n = x.shape[-1]
+        mirror: Any = "conj" if conj else True
+        # the transposes that are not kept: the scatter's second half
+        other = ~case.mask()[c, r]
+        rm, cm = c[other], r[other]
+
+        def scatter() -> np.ndarray:
+            o = _scatter(v, x.shape, r, c)
+            w = v[..., other]
+            o[..., rm, cm] = np.conjugate(w) if conj else w
+            return o
+
+        return [
+            ("fresh", x.nbytes, {
+                "trilu": lambda: trilu.unpack(v, n, k=k, upper=upper, mirror=mirror),
+                "scatter": scatter}),
+            ("out", x.nbytes, {
+                "trilu": lambda: trilu.unpack(v, n, k=k, upper=upper, mirror=mirror,
+                                              out=out),
                 **into}),
         ]  # fmt: skip
     mask = case.mask()  # mirror: the triangle kept as it is
@@ -451,6 +657,49 @@ def toolkit_fns(case: ToolCase) -> list[tuple[str, int, dict[str, Fn | None]]]:
     ]  # fmt: skip
 
 
+def _lapack(case: ToolCase, x: np.ndarray, name: str) -> Fn | None:
+    """LAPACK's ?trttp (of the matrix x) or ?tpttr (of the packed vector x),
+    uplo as the case's triangle, where it applies: one square matrix, k=0, a
+    float or complex dtype of 4 to 16 bytes, and scipy installed."""
+    prefix = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
+    rows, cols = case.shape[-2:]
+    if case.cls not in ("pack_f", "unpack_f") or len(case.shape) != 2:
+        return None  # (LAPACK's order is column after column)
+    if rows != cols or case.k != 0:
+        return None
+    if case.dtype not in prefix:
+        return None
+    try:
+        from scipy.linalg import lapack  # noqa: PLC0415  (optional)
+    except ImportError:
+        return None
+    fn = getattr(lapack, prefix[case.dtype] + name)
+    uplo = "U" if case.upper else "L"
+    if name == "trttp":
+        return lambda: fn(x, uplo=uplo)[0]
+    return lambda: fn(rows, x, uplo=uplo)[0]
+
+
+def _squareform_fns(
+    case: ToolCase, m: np.ndarray
+) -> list[tuple[str, int, dict[str, Fn | None]]]:
+    """squareform of the case's vector (squareform_v) or of its matrix
+    (squareform_m, checked) against scipy's, where scipy is installed."""
+    try:
+        from scipy.spatial.distance import squareform  # noqa: PLC0415  (optional)
+    except ImportError:
+        squareform = None
+    n = m.shape[-1]
+    if case.cls == "squareform_m":
+        return [("fresh", n * (n - 1) // 2 * m.itemsize, {
+            "trilu": lambda: trilu.squareform(m),
+            "scipy checks": squareform and (lambda: squareform(m))})]  # fmt: skip
+    v = trilu.squareform(m)
+    return [("fresh", m.nbytes, {
+        "trilu": lambda: trilu.squareform(v),
+        "scipy": squareform and (lambda: squareform(v))})]  # fmt: skip
+
+
 def run_toolkit_case(
     case: ToolCase, rounds: int, min_sample: float
 ) -> list[dict[str, Any]]:
@@ -458,12 +707,16 @@ def run_toolkit_case(
     base = _identity(case, "C")
     if case.cls == "fill":
         base["fill"] = str(case.fill)  # JSON has no -inf
-    if case.cls == "band":
+    if case.cls in ("band", "mask"):
         base |= {"lo": case.lo, "hi": case.hi}
-    if case.cls in ("pack", "unpack", "mirror"):
+    if case.cls in ("to_banded", "from_banded"):
+        base |= {"lower": case.lower, "upper": case.upper_count}
+    if case.cls in ("pack", "unpack", "mirror", "pack_f", "unpack_f", "unpack_mirror"):
         base["upper"] = case.upper
-    if case.cls == "mirror":
+    if case.cls in ("mirror", "unpack_mirror"):
         base["conj"] = case.conj
+    if case.view != "C":
+        base["layout"] = case.view
     records = []
     for mode, nbytes, fns in toolkit_fns(case):
         if mode == "out" and not OUT_BYTES[0] <= nbytes <= OUT_BYTES[1]:

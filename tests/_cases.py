@@ -5,8 +5,12 @@ far-out ``k`` clamped so numpy does not overflow), :func:`spec_oracle` (the
 ONNX Trilu-14 definition, element by element, independent of numpy's triu),
 and the toolkit's: :func:`band_oracle` / :func:`triangle_oracle` (numpy's
 answer with the dropped elements set to a fill), :func:`pack_oracle` /
-:func:`unpack_oracle` (numpy's fancy indexing by ``triu_indices``) and
-:func:`mirror_oracle` (``np.where`` of the matrix and its transpose).
+:func:`unpack_oracle` (numpy's fancy indexing by ``triu_indices``, sorted
+by column for ``order="F"``; unpack's mirror by the transposed indices),
+:func:`mirror_oracle` (``np.where`` of the matrix and its transpose),
+:func:`mask_oracle` and :func:`attention_oracle` (a bool mask of ``j - i``,
+cast as ``np.tri`` casts it) and :func:`to_banded_oracle` /
+:func:`from_banded_oracle` (band storage a diagonal at a time).
 :func:`assert_same` compares results bit for bit: the suite's one comparison.
 The toolkit's files share the fills by dtype, the ``out=`` makers and
 :func:`every`, which walks a product and reports each failure. Optional test
@@ -869,14 +873,22 @@ def triangle_oracle(x: Any, k: Any, upper: bool, fill: Any = None) -> np.ndarray
     return replace(exp, keep_mask(*exp.shape[-2:], lo, hi), fill)
 
 
-def indices(rows: int, cols: int, k: Any, upper: bool) -> tuple[np.ndarray, ...]:
-    """numpy's triu_indices / tril_indices (far-out k clamped)."""
-    return _indices(rows, cols, clamp_k(k), upper)
+def indices(
+    rows: int, cols: int, k: Any, upper: bool, order: str = "C"
+) -> tuple[np.ndarray, ...]:
+    """numpy's triu_indices / tril_indices (far-out k clamped): row after
+    row, or for order "F" sorted by column, then row."""
+    return _indices(rows, cols, clamp_k(k), upper, order)
 
 
 @functools.lru_cache(maxsize=4096)
-def _indices(rows: int, cols: int, k: int, upper: bool) -> tuple[np.ndarray, ...]:
+def _indices(
+    rows: int, cols: int, k: int, upper: bool, order: str
+) -> tuple[np.ndarray, ...]:
     r, c = (np.triu_indices if upper else np.tril_indices)(rows, k, cols)
+    if order == "F":
+        by_column = np.lexsort((r, c))
+        r, c = r[by_column], c[by_column]
     r.flags.writeable = c.flags.writeable = False  # shared by the cache
     return r, c
 
@@ -885,21 +897,37 @@ def count(rows: int, cols: int, k: Any, upper: bool) -> int:
     return len(indices(rows, cols, k, upper)[0])
 
 
-def pack_oracle(x: np.ndarray, k: Any, upper: bool) -> np.ndarray:
-    """m[..., r, c]."""
-    r, c = indices(*x.shape[-2:], k, upper)
+def pack_oracle(x: np.ndarray, k: Any, upper: bool, order: str = "C") -> np.ndarray:
+    """m[..., r, c], (r, c) as `indices` gives them."""
+    r, c = indices(*x.shape[-2:], k, upper, order)
     return x[..., r, c]
 
 
 def unpack_oracle(
-    v: np.ndarray, n: int, m: int, k: Any, upper: bool, fill: Any = None
+    v: np.ndarray,
+    n: int,
+    m: int,
+    k: Any,
+    upper: bool,
+    fill: Any = None,
+    order: str = "C",
+    mirror: Any = False,
 ) -> np.ndarray:
-    """o = np.full(v.shape[:-1] + (n, m), fill or zero, v.dtype); o[..., r, c] = v."""
+    """o = np.full(v.shape[:-1] + (n, m), fill or zero, v.dtype); o[..., r, c] = v;
+    with mirror, also o[..., c, r] = v (conjugated for "conj") where (c, r)
+    is not kept."""
     o = np.zeros((*v.shape[:-1], n, m), v.dtype)
     if fill is not None:
         o[...] = as_fill(fill, v.dtype)
-    r, c = indices(n, m, k, upper)
+    r, c = indices(n, m, k, upper, order)
     o[..., r, c] = v
+    if mirror:
+        kept = keep_mask(n, m, k, None) if upper else keep_mask(n, m, None, k)
+        other = ~kept[c, r]
+        mirrored = v[..., other]
+        o[..., c[other], r[other]] = (
+            conjugate(mirrored) if mirror == "conj" else mirrored
+        )
     return o
 
 
@@ -916,6 +944,16 @@ def negate_imag(a: np.ndarray) -> np.ndarray:
     return b
 
 
+def conjugate(a: np.ndarray) -> np.ndarray:
+    """a's conjugates: complex numbers' imaginary sign bits flipped (by
+    bytes), objects' .conjugate(), other numbers as they are."""
+    if a.dtype.kind == "c":
+        return negate_imag(a)
+    if a.dtype.kind == "O":
+        return np.conjugate(a)
+    return a
+
+
 def mirror_oracle(x: Any, upper: bool, conj: bool = False) -> np.ndarray:
     """np.where(j >= i, x, xT) (j <= i for the lower side), xT conjugated."""
     x = np.asarray(x)
@@ -925,11 +963,69 @@ def mirror_oracle(x: Any, upper: bool, conj: bool = False) -> np.ndarray:
     j, i = np.arange(n)[None, :], np.arange(n)[:, None]
     keep = j >= i if upper else j <= i
     other = np.swapaxes(x, -1, -2)
-    if conj and x.dtype.kind == "c":
-        other = negate_imag(other)
-    elif conj and x.dtype.kind == "O":
-        other = np.conjugate(other)
-    return np.where(keep, x, other)
+    return np.where(keep, x, conjugate(other) if conj else other)
+
+
+def mask_oracle(
+    rows: int,
+    cols: int,
+    lo: Any,
+    hi: Any,
+    dtype: Any,
+    keep: Any = None,
+    fill: Any = None,
+) -> np.ndarray:
+    """np.tri's way for any band: the bool mask lo <= j - i <= hi cast to
+    dtype (a long double's padding zero), its True and False then replaced
+    by keep and fill where given."""
+    where = keep_mask(rows, cols, lo, hi)
+    exp = value_bytes(where.astype(dtype))
+    if keep is not None:
+        exp[where] = as_fill(keep, exp.dtype)
+    if fill is not None:
+        exp[~where] = as_fill(fill, exp.dtype)
+    return exp
+
+
+def attention_oracle(
+    q_len: int, k_len: int, window: int | None, align: str
+) -> np.ndarray:
+    """Where query i may attend key j, by the definition: j - i <= diag
+    (diag = k_len - q_len bottom right, 0 top left), and within the window,
+    j - i > diag - window."""
+    diag = k_len - q_len if align == "bottom_right" else 0
+    offset = np.arange(k_len)[None, :] - np.arange(q_len)[:, None]
+    allowed = offset <= diag
+    if window is not None:
+        allowed &= offset > diag - window
+    return allowed
+
+
+def to_banded_oracle(a: np.ndarray, lower: int, upper: int) -> np.ndarray:
+    """LAPACK's band storage by hand, a diagonal at a time: row upper - k of
+    ab holds np.diagonal(a, k) from column max(k, 0), zeros elsewhere."""
+    cols = a.shape[-1]
+    ab = np.zeros((*a.shape[:-2], lower + upper + 1, cols), a.dtype)
+    for k in range(-lower, upper + 1):
+        diagonal = np.diagonal(a, k, -2, -1)
+        start = max(k, 0)
+        ab[..., upper - k, start : start + diagonal.shape[-1]] = diagonal
+    return ab
+
+
+def from_banded_oracle(
+    ab: np.ndarray, lower: int, upper: int, rows: int, fill: Any = None
+) -> np.ndarray:
+    """Matrices from band storage by hand, a diagonal at a time: diagonal k
+    from row upper - k of ab, fill (or zero) elsewhere."""
+    cols = ab.shape[-1]
+    o = np.zeros((*ab.shape[:-2], rows, cols), ab.dtype)
+    if fill is not None:
+        o[...] = as_fill(fill, ab.dtype)
+    for k in range(-lower, upper + 1):
+        i = np.arange(max(0, -k), max(0, min(rows, cols - k)))
+        o[..., i, i + k] = ab[..., upper - k, i + k]
+    return o
 
 
 # --- out= and in place ----------------------------------------------------------------

@@ -1,17 +1,21 @@
 """pack and unpack: a triangle as a vector, and back, as numpy indexes it.
 
 ``pack(m, k)`` is ``m[..., r, c]`` with ``r, c = np.triu_indices(N, k, M)``
-(``tril_indices`` for ``upper=False``), bit for bit and in ``m``'s dtype;
-``unpack(v, n, m, k)`` is ``o = np.full(..., fill or zero); o[..., r, c] = v``,
-with the square ``n`` found from ``v.shape[-1]`` when omitted. Every dtype x
-layout x k, out= in every layout and byte order (and overlapping the input),
-1 and 4 threads, the round trip to triu/tril, and the errors.
+(``tril_indices`` for ``upper=False``; sorted by column, then row, for
+``order="F"``), bit for bit and in ``m``'s dtype; ``unpack(v, n, m, k)`` is
+``o = np.full(..., fill or zero); o[..., r, c] = v``, with the square ``n``
+found from ``v.shape[-1]`` when omitted, and with ``mirror`` also
+``o[..., c, r] = v`` (conjugated) where ``(c, r)`` is not kept. Every dtype x
+layout x k x order, out= in every layout and byte order (and overlapping the
+input), 1 and 4 threads, the round trip to triu/tril, LAPACK's ``?trttp`` and
+``?tpttr``, and the errors.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import sys
 from functools import partial
 from typing import Any
 
@@ -33,14 +37,17 @@ from _cases import (
     every,
     fill_cycle,
     fills,
+    indices,
     iter_k_upper,
     k_int,
     layout,
     layout_ok,
     make,
     memory_variant,
+    ml_dtype,
     numpy_oracle,
     pack_oracle,
+    run_python,
     snapshot,
     triangle_oracle,
     unpack_oracle,
@@ -51,6 +58,7 @@ from hypothesis import strategies as st
 import trilu
 
 BATCH_SHAPE = (2, 4, 5)
+ORDERS = ["C", "F"]
 
 
 # --- the count of a triangle -------------------------------------------------------
@@ -72,12 +80,15 @@ def square_n(p: int, k: int, upper: bool) -> int | None:
 MATRIX_SHAPES = {"short-rows": BATCH_SHAPE, "long-rows": (2, 3, 130)}
 
 
+@pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize("shape", list(MATRIX_SHAPES.values()), ids=list(MATRIX_SHAPES))
 @pytest.mark.parametrize("dtype", dtype_params(ALL_DTYPES))
-def test_pack_dtype_layout(dtype: np.dtype, shape: tuple[int, ...], rng) -> None:
-    """pack(x, k, upper) is x[..., r, c], dtype (byte order) included, for every
-    dtype and layout, k from far below to far above; unpack of it is
-    triu/tril(x, k) (with the fill, where given); x unchanged."""
+def test_pack_dtype_layout(
+    dtype: np.dtype, shape: tuple[int, ...], order: str, rng
+) -> None:
+    """pack(x, k, upper, order) is x[..., r, c], dtype (byte order) included,
+    for every dtype and layout, k from far below to far above; unpack of it
+    is triu/tril(x, k) (with the fill, where given); x unchanged."""
     cycle = fill_cycle(dtype)
 
     def check(name: str) -> None:
@@ -85,11 +96,13 @@ def test_pack_dtype_layout(dtype: np.dtype, shape: tuple[int, ...], rng) -> None
         before = snapshot(x)
         rows, cols = x.shape[-2:]  # "step" has a column more
         for n, (_, k, upper) in enumerate(iter_k_upper()):
-            got = trilu.pack(x, k, upper=upper)
-            assert_same(got, pack_oracle(x, k, upper))
+            got = trilu.pack(x, k, upper=upper, order=order)
+            assert_same(got, pack_oracle(x, k, upper, order))
             if n % 2:  # the round trip, with the fill where given
                 fill = cycle[n % len(cycle)]
-                back = trilu.unpack(got, rows, cols, k, upper=upper, fill=fill)
+                back = trilu.unpack(
+                    got, rows, cols, k, upper=upper, order=order, fill=fill
+                )
                 exp = triangle_oracle(x, k, upper, fill)
                 assert_same(as_native(back, exp.dtype), exp)
         assert snapshot(x) == before, "the input was modified"
@@ -106,10 +119,10 @@ def test_pack_shapes(shape: tuple[int, ...], rng) -> None:
     """Thin, empty and many-batch-dim shapes: shape m.shape[:-2] + (P,)."""
     for dtype in (np.int16, np.dtype("U3"), np.dtype(object)):
         x = make(dtype, shape, rng)
-        for _, k, upper in iter_k_upper():
-            got = trilu.pack(x, k, upper=upper)
+        for (_, k, upper), order in itertools.product(iter_k_upper(), ORDERS):
+            got = trilu.pack(x, k, upper=upper, order=order)
             assert got.shape == (*shape[:-2], count(*shape[-2:], k, upper))
-            assert_same(got, pack_oracle(x, k, upper))
+            assert_same(got, pack_oracle(x, k, upper, order))
 
 
 def test_pack_k_forms(rng) -> None:
@@ -128,11 +141,12 @@ def test_pack_list_input() -> None:
     assert_same(trilu.pack(data, 1), pack_oracle(np.array(data), 1, True))
 
 
-def test_pack_objects_are_the_same_objects(rng) -> None:
+@pytest.mark.parametrize("order", ORDERS)
+def test_pack_objects_are_the_same_objects(order: str, rng) -> None:
     """Object elements are the input's own objects (references, not copies)."""
     x = make(object, (2, 4, 4), rng)
-    got = trilu.pack(x, -1, upper=False)
-    r, c = np.tril_indices(4, -1)
+    got = trilu.pack(x, -1, upper=False, order=order)
+    r, c = indices(4, 4, -1, False, order)
     for b in range(2):
         for i, (rr, cc) in enumerate(zip(r, c, strict=True)):
             assert got[b, i] is x[b, rr, cc]
@@ -149,9 +163,10 @@ def test_pack_out(dtype: np.dtype, rng) -> None:
     cases = [(0, True), (-1, False), (2, True), (10**30, True), (-(10**30), False)]
 
     def check(mode: str) -> None:
-        for k, upper in cases:
-            exp = pack_oracle(x, k, upper)
-            check_out(partial(trilu.pack, x, k, upper=upper), x, exp, mode, rng)
+        for (k, upper), order in itertools.product(cases, ORDERS):
+            exp = pack_oracle(x, k, upper, order)
+            call = partial(trilu.pack, x, k, upper=upper, order=order)
+            check_out(call, x, exp, mode, rng)
 
     every(OUT_MODES, check)
 
@@ -161,13 +176,13 @@ def test_pack_out_overlapping_input(dtype: np.dtype, rng) -> None:
     """out= in the input's own memory (from its first byte, or within it): the
     input's elements as they were."""
     cases = [(0, True, 5), (-1, False, 5), (1, True, 0), (-3, True, 0)]
-    for k, upper, start in cases:
+    for (k, upper, start), order in itertools.product(cases, ORDERS):
         buf = make(dtype, (3, 4, 4), rng)
         x = buf[:2]
         p = count(4, 4, k, upper)
         out = buf.reshape(-1)[start : start + 2 * p].reshape(2, p)
-        exp = pack_oracle(x.copy(), k, upper)
-        assert trilu.pack(x, k, upper=upper, out=out) is out
+        exp = pack_oracle(x.copy(), k, upper, order)
+        assert trilu.pack(x, k, upper=upper, order=order, out=out) is out
         assert_same(as_native(out, exp.dtype), exp)
 
 
@@ -203,11 +218,12 @@ def vectors(name: str, dtype: Any, shape: tuple[int, ...], rng) -> np.ndarray | 
 MATRIX_SIDES = [(4, 5), (5, 4), (3, 3), (1, 6), (0, 2), (3, 130), (700, 3)]
 
 
+@pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize("dtype", dtype_params(ALL_DTYPES))
-def test_unpack_dtype_layout(dtype: np.dtype, rng) -> None:
-    """unpack(v, n, m, k, upper, fill) is o[..., r, c] = v over o full of fill
-    (zero when None), in v's dtype, for every dtype and vector layout, k from
-    far below to far above, square and not; v unchanged."""
+def test_unpack_dtype_layout(dtype: np.dtype, order: str, rng) -> None:
+    """unpack(v, n, m, k, upper, order, fill) is o[..., r, c] = v over o full
+    of fill (zero when None), in v's dtype, for every dtype and vector
+    layout, k from far below to far above, square and not; v unchanged."""
     cycle = fill_cycle(dtype)
 
     def check(name: str) -> None:
@@ -218,15 +234,83 @@ def test_unpack_dtype_layout(dtype: np.dtype, rng) -> None:
                 return
             before = snapshot(v)
             fill = cycle[i % len(cycle)]
-            exp = unpack_oracle(v, n, m, k, upper, fill)
-            assert_same(trilu.unpack(v, n, m, k, upper=upper, fill=fill), exp)
+            exp = unpack_oracle(v, n, m, k, upper, fill, order)
+            call = partial(trilu.unpack, upper=upper, order=order, fill=fill)
+            assert_same(call(v, n, m, k), exp)
             if n == m:  # the same, n found from v's length (where one n fits)
                 if abs(k_int(k)) <= 2 and square_n(v.shape[-1], k_int(k), upper) == n:
-                    assert_same(trilu.unpack(v, k=k, upper=upper, fill=fill), exp)
-                assert_same(trilu.unpack(v, n, k=k, upper=upper, fill=fill), exp)
+                    assert_same(call(v, k=k), exp)
+                assert_same(call(v, n, k=k), exp)
             assert snapshot(v) == before, "v was modified"
 
     every(VLAYOUTS, check)
+
+
+def mirror_modes(dtype: np.dtype) -> list[Any]:
+    """unpack's mirror values the dtype takes: "conj" for numbers (and for
+    objects with a .conjugate, which make's are not)."""
+    conj = ml_dtype(dtype) or dtype.kind in "iufc"
+    return [True, "conj"] if conj else [True]
+
+
+# square sides: short rows, then rows read across by tiles (the kernel's; the
+# references' path, numpy's indexing, takes the short ones only)
+MIRROR_SIDES = [4, 1, 0, 7, 130, 300]
+MIRROR_SIDES_REFS = [4, 1, 0, 7]
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("dtype", dtype_params(ALL_DTYPES))
+def test_unpack_mirror(dtype: np.dtype, order: str, rng) -> None:
+    """unpack(..., mirror=True or "conj") is the unpack oracle with
+    o[..., c, r] = v (conjugated) where (c, r) is not kept, for every dtype,
+    vector layout, k (the diagonals between the triangle and its mirror
+    filled), side, order and fill; v unchanged."""
+    cycle = fill_cycle(dtype)
+    modes = mirror_modes(dtype)
+    sides = MIRROR_SIDES_REFS if dtype.hasobject else MIRROR_SIDES
+
+    def check(name: str) -> None:
+        for i, (_, k, upper) in enumerate(iter_k_upper()):
+            n = sides[i % len(sides)]
+            v = vectors(name, dtype, (2, count(n, n, k, upper)), rng)
+            if v is None:
+                return
+            before = snapshot(v)
+            fill = cycle[i % len(cycle)]
+            for mirror in modes:
+                exp = unpack_oracle(v, n, n, k, upper, fill, order, mirror)
+                got = trilu.unpack(
+                    v, n, k=k, upper=upper, order=order, fill=fill, mirror=mirror
+                )
+                assert_same(got, exp)
+            assert snapshot(v) == before, "v was modified"
+
+    every(VLAYOUTS, check)
+
+
+def test_unpack_mirror_objects_are_the_objects(rng) -> None:
+    """Object results hold v's own objects on both sides (and their
+    .conjugate() on the mirrored one with "conj"), and the fill itself."""
+    v = make(object, (10,), rng)
+    fill = []
+    got = trilu.unpack(v, k=1, mirror=True, fill=fill)
+    r, c = np.triu_indices(5, 1)
+    for i, (rr, cc) in enumerate(zip(r, c, strict=True)):
+        assert got[rr, cc] is v[i]
+        assert got[cc, rr] is v[i]
+    for i in range(5):
+        assert got[i, i] is fill
+    z = np.array([1 + 2j, 3 - 1j, 4j], object)
+    got = trilu.unpack(z, order="F", upper=False, mirror="conj")
+    assert got.tolist() == [[1 + 2j, 3 + 1j], [3 - 1j, 4j]]
+    assert got[1, 0] is z[1]
+    # an object without .conjugate: numpy's TypeError, out untouched
+    bad = np.array([1j, "x", 2], object)
+    out = np.full((2, 2), None, object)
+    with pytest.raises(TypeError, match="conjugate"):
+        trilu.unpack(bad, mirror="conj", out=out)
+    assert out.tolist() == [[None, None], [None, None]]
 
 
 def test_unpack_batch_shapes(rng) -> None:
@@ -259,14 +343,41 @@ def test_unpack_object_fill_and_elements_are_the_objects(rng) -> None:
 
 
 def test_unpack_is_squareform() -> None:
-    """k=1 is scipy's squareform: its upper triangle, n found from the length."""
+    """k=1 is scipy's squareform: its upper triangle, n found from the length,
+    and with mirror=True the whole matrix (scipy needed)."""
     distance = pytest.importorskip("scipy.spatial.distance")
     rng = np.random.default_rng(4)
     for n in range(2, 8):  # P = 0 fits n = 0 and n = 1
         v = rng.random(n * (n - 1) // 2)
         want = np.triu(distance.squareform(v), 1)
         assert_same(trilu.unpack(v, k=1), want)
+        assert_same(trilu.unpack(v, k=1, mirror=True, fill=0), distance.squareform(v))
         assert_same(trilu.pack(distance.squareform(v), 1), v)
+
+
+# LAPACK's packed storage: ?trttp and ?tpttr, uplo "U" and "L", for s, d, c, z
+LAPACK_TYPES = {"s": np.float32, "d": np.float64, "c": np.complex64, "z": np.complex128}
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 64, 300])
+@pytest.mark.parametrize("prefix", list(LAPACK_TYPES))
+def test_lapack_packed_storage(prefix: str, n: int, rng) -> None:
+    """pack(a, order="F") is ?trttp(a, uplo) and unpack is ?tpttr with the
+    other triangle zero, uplo "U" for upper=True and "L" for upper=False, the
+    input in Fortran and C order (scipy needed)."""
+    lapack = pytest.importorskip("scipy.linalg.lapack")
+    trttp = getattr(lapack, f"{prefix}trttp")
+    tpttr = getattr(lapack, f"{prefix}tpttr")
+    a = make(LAPACK_TYPES[prefix], (n, n), rng)
+    for x, uplo in itertools.product((a, np.asfortranarray(a)), "UL"):
+        upper = uplo == "U"
+        ap, info = trttp(x, uplo=uplo)
+        assert info == 0
+        assert_same(trilu.pack(x, upper=upper, order="F"), ap)
+        back, info = tpttr(n, ap, uplo=uplo)
+        assert info == 0
+        want = np.triu(back) if upper else np.tril(back)
+        assert_same(trilu.unpack(ap, n, upper=upper, order="F"), want)
 
 
 def test_unpack_finds_n() -> None:
@@ -348,13 +459,28 @@ def test_unpack_out(dtype: np.dtype, rng) -> None:
     returned; nothing of its buffer beyond it is written; v is unchanged."""
     cycle = fill_cycle(dtype)
     cases = [(4, 4, 0, True), (3, 5, -1, False), (5, 3, 2, True), (4, 4, 10**30, True)]
+    # mirror: one square case each (the first), a side of 40 read by tiles too
+    mirrors = [(4, 4, 1, True), (40, 40, -2, False)]
 
     def check(mode: str) -> None:
-        for i, (n, m, k, upper) in enumerate(cases):
+        for i, ((n, m, k, upper), order) in enumerate(itertools.product(cases, ORDERS)):
             v = make(dtype, (2, 3, count(n, m, k, upper)), rng)
             fill = cycle[i % len(cycle)]
-            exp = unpack_oracle(v, n, m, k, upper, fill)
-            call = partial(trilu.unpack, v, n, m, k, upper=upper, fill=fill)
+            exp = unpack_oracle(v, n, m, k, upper, fill, order)
+            call = partial(
+                trilu.unpack, v, n, m, k, upper=upper, order=order, fill=fill
+            )
+            check_out(call, v, exp, mode, rng)
+        for i, ((n, _, k, upper), order, mirror) in enumerate(
+            itertools.product(mirrors, ORDERS, mirror_modes(dtype))
+        ):
+            v = make(dtype, (2, count(n, n, k, upper)), rng)
+            fill = cycle[i % len(cycle)]
+            exp = unpack_oracle(v, n, n, k, upper, fill, order, mirror)
+            call = partial(
+                trilu.unpack, v, n, k=k, upper=upper, order=order, fill=fill,
+                mirror=mirror,
+            )  # fmt: skip
             check_out(call, v, exp, mode, rng)
 
     every(OUT_MODES, check)
@@ -365,17 +491,20 @@ def test_unpack_out_overlapping_input(dtype: np.dtype, rng) -> None:
     """out= sharing memory with v (from its first byte, or within it): v's
     elements as they were before."""
     cases = [
-        (0, True, None, False),
-        (1, False, fills(dtype)[0], True),
-        (-3, True, None, True),
+        (0, True, None, False, "C", False),
+        (1, False, fills(dtype)[0], True, "F", False),
+        (-3, True, None, True, "F", False),
+        (1, True, None, True, "C", True),
+        (-1, False, fills(dtype)[0], False, "F", True),
     ]
-    for k, upper, fill, first in cases:
+    for k, upper, fill, first, order, mirror in cases:
         p = count(4, 4, k, upper)
         buf = make(dtype, (32 + p,), rng)
         out = buf[:32].reshape(2, 4, 4)
         v = (buf[: 2 * p] if first else buf[-2 * p :]).reshape(2, p)
-        exp = unpack_oracle(v.copy(), 4, 4, k, upper, fill)
-        assert trilu.unpack(v, 4, 4, k, upper=upper, fill=fill, out=out) is out
+        exp = unpack_oracle(v.copy(), 4, 4, k, upper, fill, order, mirror)
+        call = partial(trilu.unpack, upper=upper, order=order, fill=fill)
+        assert call(v, 4, 4, k, mirror=mirror, out=out) is out
         assert_same(as_native(out, exp.dtype), exp)
 
 
@@ -393,25 +522,137 @@ LARGE = {
 }
 
 
+@pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize("case", list(LARGE.values()), ids=list(LARGE))
-def test_large(case: tuple[Any, tuple[int, ...], str], threads: int, rng) -> None:
+def test_large(
+    case: tuple[Any, tuple[int, ...], str], order: str, threads: int, rng
+) -> None:
     """Several MiB on 1 and 4 threads: pack fresh and into out= (C and
-    reversed), unpack fresh and into out= (C and F), the round trip."""
+    reversed), unpack fresh and into out= (C and F), the round trip; with
+    mirror where square."""
     assert trilu.get_num_threads() == threads
     dtype, shape, name = case
     x = layout(name, dtype, shape, rng)
     rows, cols = shape[-2:]
     fill = fills(dtype)[0]
     for k, upper in [(0, True), (-1, False), (-5, False), (300, True)]:
-        exp = pack_oracle(x, k, upper)
-        got = trilu.pack(x, k, upper=upper)
-        assert_same(got, exp)
-        check_out(partial(trilu.pack, x, k, upper=upper), x, exp, "reversed", rng)
-        want = unpack_oracle(got, rows, cols, k, upper, fill)
-        call = partial(trilu.unpack, got, rows, cols, k, upper=upper, fill=fill)
+        exp = pack_oracle(x, k, upper, order)
+        call = partial(trilu.pack, x, k, upper=upper, order=order)
+        assert_same(call(), exp)
+        check_out(call, x, exp, "reversed", rng)
+        want = unpack_oracle(exp, rows, cols, k, upper, fill, order)
+        call = partial(
+            trilu.unpack, exp, rows, cols, k, upper=upper, order=order, fill=fill
+        )
         assert_same(call(), want)
-        check_out(call, got, want, "F", rng)
-    assert_same(trilu.unpack(trilu.pack(x, 1), rows, cols, 1), numpy_oracle(x, 1, True))
+        check_out(call, exp, want, "F", rng)
+    back = trilu.unpack(trilu.pack(x, 1, order=order), rows, cols, 1, order=order)
+    assert_same(back, numpy_oracle(x, 1, True))
+
+
+# square: the mirrored band read across by tiles, both orders
+LARGE_MIRROR = {
+    "float64": (np.float64, (700, 700)),
+    "int8": (np.int8, (1500, 1500)),
+    "complex128-batch": (np.complex128, (3, 300, 300)),
+    "float32-tiny": (np.float32, (20000, 5, 5)),
+}
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("case", list(LARGE_MIRROR.values()), ids=list(LARGE_MIRROR))
+def test_large_mirror(
+    case: tuple[Any, tuple[int, ...]], order: str, threads: int, rng
+) -> None:
+    """Several MiB on 1 and 4 threads: unpack with mirror (True and "conj"),
+    fresh and into out= (C and F), k from below to above the diagonal."""
+    assert trilu.get_num_threads() == threads
+    dtype, shape = case
+    n = shape[-1]
+    fill = fills(dtype)[0]
+    for k, upper in [(1, True), (0, False), (-3, False), (2, True), (-2, True)]:
+        v = make(dtype, (*shape[:-2], count(n, n, k, upper)), rng)
+        for mirror in (True, "conj"):
+            want = unpack_oracle(v, n, n, k, upper, fill, order, mirror)
+            call = partial(
+                trilu.unpack, v, n, k=k, upper=upper, order=order, fill=fill,
+                mirror=mirror,
+            )  # fmt: skip
+            assert_same(call(), want)
+            check_out(call, v, want, "F", rng)
+
+
+# unpacked results of 32 MiB or more, whose rows are written with streaming
+# stores where SSE2 is built: rows of any byte length (so every alignment of
+# the fill and the kept span), fills of one byte, of a pattern and of an
+# element whose width divides no 16 bytes (never streamed)
+STREAMED = {
+    "int8-odd": (np.int8, 5793),
+    "float16": (np.float16, 4097),
+    "S3": (np.dtype("S3"), 3345),
+    "float64": (np.float64, 2049),
+    "complex128": (np.complex128, 1449),
+}
+
+
+@pytest.mark.usefixtures("threads4")
+@pytest.mark.parametrize("case", list(STREAMED.values()), ids=list(STREAMED))
+def test_streamed(case: tuple[Any, int], rng) -> None:
+    """unpack into fresh results (zero pages, recycled blocks) and into an
+    unaligned out=, row after row, column after column and mirrored, each
+    numpy's answer to the bit."""
+    dtype, n = case
+    assert n * n * np.dtype(dtype).itemsize >= 32 << 20
+    fill = fills(dtype)[0]
+    buf = np.empty(n * n * np.dtype(dtype).itemsize + 1, np.uint8)
+    out = buf[1:].view(dtype).reshape(n, n)
+    cases = itertools.product(ORDERS, (False, True), (None, fill))
+    for i, (order, mirror, f) in enumerate(cases):
+        k, upper = [(1, True), (-2, False)][i % 2]
+        v = make(dtype, (count(n, n, k, upper),), rng)
+        exp = unpack_oracle(v, n, n, k, upper, f, order, mirror)
+        call = partial(
+            trilu.unpack, v, n, k=k, upper=upper, order=order, fill=f, mirror=mirror
+        )
+        assert_same(call(), exp)
+        if i % 3 == 0:
+            assert call(out=out) is out
+            assert_same(out, exp)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect: Linux")
+def test_streamed_rows_read_v_only() -> None:
+    """Streamed rows read v's elements and nothing around them: a v flush
+    against pages that cannot be read, before it and after it, unpacks in
+    every order and mirrored, in a fresh interpreter that a read past v
+    would kill."""
+    proc = run_python(
+        """
+        import ctypes, mmap
+        import numpy as np, trilu
+        n, page = 2049, mmap.PAGESIZE
+        count = n * (n - 1) // 2  # k=1: whole pages of float64 (and 32 MiB out)
+        size = count * 8
+        assert size % page == 0 and n * n * 8 >= 32 << 20
+        buf = mmap.mmap(-1, size + 2 * page)
+        base = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+        mprotect = ctypes.CDLL(None, use_errno=True).mprotect
+        for at in (base, base + page + size):  # PROT_NONE
+            assert mprotect(ctypes.c_void_p(at), page, 0) == 0
+        v = np.frombuffer(buf, np.float64, count, page)
+        v[:] = np.arange(count)
+        for order in ("C", "F"):
+            for mirror in (False, True):
+                for fill in (None, -1.0):
+                    got = trilu.unpack(v, k=1, order=order, mirror=mirror, fill=fill)
+                    want = trilu.unpack(v.copy(), k=1, order=order, mirror=mirror,
+                                        fill=fill)
+                    assert np.array_equal(got, want)
+        print("read v only")
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "read v only"
 
 
 # --- errors ------------------------------------------------------------------------------
@@ -480,6 +721,48 @@ BAD = [
         TypeError,
         r"\bupper\b",
     ),
+    (
+        "pack-order",
+        lambda: trilu.pack(np.zeros((3, 3)), order="X"),
+        ValueError,
+        r"\border must be 'C'.*or 'F'.*'X'",
+    ),
+    (
+        "pack-order-K",
+        lambda: trilu.pack(np.zeros((3, 3)), order="K"),
+        ValueError,
+        r"\border\b.*'K'",
+    ),
+    (
+        "unpack-order",
+        lambda: trilu.unpack(np.zeros(3), order=None),
+        ValueError,
+        r"\border must be 'C'.*None",
+    ),
+    (
+        "unpack-mirror-str",
+        lambda: trilu.unpack(np.zeros(3), mirror="yes"),
+        ValueError,
+        r"\bmirror must be True, False or 'conj'.*'yes'",
+    ),
+    (
+        "unpack-mirror-int",
+        lambda: trilu.unpack(np.zeros(3), mirror=1),
+        TypeError,
+        r"\bmirror must be a bool",
+    ),
+    (
+        "unpack-mirror-square",
+        lambda: trilu.unpack(np.zeros(1), 2, 4, -1, upper=False, mirror=True),
+        ValueError,
+        r"\bmirror needs square matrices.*2 x 4",
+    ),
+    (
+        "unpack-mirror-conj-str",
+        lambda: trilu.unpack(np.array(["a", "b", "c"]), mirror="conj"),
+        TypeError,
+        r"mirror='conj' needs numbers.*<U1",
+    ),
 ]
 
 
@@ -544,12 +827,16 @@ def test_unpack_bad_fill(name: str, fill: Any, exc: Any, rng) -> None:
 
 
 def test_dask_refused() -> None:
-    """pack and unpack take numpy arrays: a dask array is a TypeError saying so."""
+    """pack and unpack take numpy arrays: a dask array is a TypeError saying
+    so, in either order and with mirror (dask needed)."""
     da = pytest.importorskip("dask.array")
-    with pytest.raises(TypeError, match=r"pack takes numpy arrays.*dask"):
-        trilu.pack(da.zeros((3, 3)))
-    with pytest.raises(TypeError, match=r"unpack takes numpy arrays.*dask"):
-        trilu.unpack(da.zeros(6))
+    for order in ORDERS:
+        with pytest.raises(TypeError, match=r"pack takes numpy arrays.*dask"):
+            trilu.pack(da.zeros((3, 3)), order=order)
+        with pytest.raises(TypeError, match=r"unpack takes numpy arrays.*dask"):
+            trilu.unpack(da.zeros(6), order=order)
+        with pytest.raises(TypeError, match=r"unpack takes numpy arrays.*dask"):
+            trilu.unpack(da.zeros(6), order=order, mirror=True)
 
 
 # --- properties -----------------------------------------------------------------------------
@@ -568,6 +855,7 @@ SETTINGS = settings(
     st.sampled_from(LAYOUTS),
     K,
     st.booleans(),
+    st.sampled_from(ORDERS),
     st.integers(0, 2**32 - 1),
     st.sampled_from(["fresh", *OUT_MODES]),
 )
@@ -577,25 +865,27 @@ def test_pack_hypothesis(
     layout_name: str,
     k: int,
     upper: bool,
+    order: str,
     seed: int,
     mode: str,
 ) -> None:
-    """Random dtype, shape, layout, k and side: pack is m[..., r, c]; the
-    round trip through unpack is triu/tril."""
+    """Random dtype, shape, layout, k, side and order: pack is m[..., r, c];
+    the round trip through unpack is triu/tril."""
     dtype = ALL_DTYPES[name]
     rng = np.random.default_rng(seed)
     if layout_ok(layout_name, dtype, len(shape)):
         x = layout(layout_name, dtype, tuple(shape), rng)
     else:
         x = make(dtype, tuple(shape), rng)
-    exp = pack_oracle(x, k, upper)
+    exp = pack_oracle(x, k, upper, order)
+    call = partial(trilu.pack, x, k, upper=upper, order=order)
     if mode == "fresh":
-        got = trilu.pack(x, k, upper=upper)
+        got = call()
         assert_same(got, exp)
     else:
-        check_out(partial(trilu.pack, x, k, upper=upper), x, exp, mode, rng)
+        check_out(call, x, exp, mode, rng)
         got = exp
-    back = trilu.unpack(got, *x.shape[-2:], k, upper=upper)
+    back = trilu.unpack(got, *x.shape[-2:], k, upper=upper, order=order)
     want = numpy_oracle(x, k, upper)
     assert_same(as_native(back, want.dtype), want)
 
@@ -608,6 +898,7 @@ def test_pack_hypothesis(
     st.integers(0, 6) | st.none(),
     K,
     st.booleans(),
+    st.sampled_from(ORDERS),
     st.integers(0, 2**32 - 1),
     st.sampled_from(VLAYOUTS),
     st.sampled_from(["fresh", *OUT_MODES]),
@@ -620,13 +911,15 @@ def test_unpack_hypothesis(
     m: int | None,
     k: int,
     upper: bool,
+    order: str,
     seed: int,
     vlayout: str,
     mode: str,
     data: Any,
 ) -> None:
-    """Random dtype, batch, n, m, k, side, fill and vector layout: unpack is
-    o[..., r, c] = v over o full of the fill."""
+    """Random dtype, batch, n, m, k, side, order, fill, mirror (square
+    matrices) and vector layout: unpack is o[..., r, c] = v over o full of
+    the fill, and o[..., c, r] = v (conjugated) where (c, r) is not kept."""
     dtype = ALL_DTYPES[name]
     rng = np.random.default_rng(seed)
     cols = n if m is None else m
@@ -637,8 +930,13 @@ def test_unpack_hypothesis(
     if v is None:
         v = make(dtype, (*batch, p), rng)
     fill = data.draw(st.sampled_from(fill_cycle(dtype)))
-    exp = unpack_oracle(v, n, cols, k, upper, fill)
-    call = partial(trilu.unpack, v, n, m, k, upper=upper, fill=fill)
+    mirror = False
+    if cols == n:
+        mirror = data.draw(st.sampled_from([False, *mirror_modes(dtype)]))
+    exp = unpack_oracle(v, n, cols, k, upper, fill, order, mirror)
+    call = partial(
+        trilu.unpack, v, n, m, k, upper=upper, order=order, fill=fill, mirror=mirror
+    )
     if mode == "fresh":
         assert_same(call(), exp)
     else:

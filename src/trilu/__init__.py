@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _threadpoolctl
 from ._api import band, mirror, tril, trilu, triu
+from ._banded import from_banded, to_banded
 from ._indices import (
     tri,
     tril_indices,
@@ -18,8 +19,9 @@ from ._indices import (
     triu_indices,
     triu_indices_from,
 )
+from ._masks import attention_mask, band_mask
 from ._numpy_patch import patched, restore_numpy, use_in_numpy
-from ._pack import pack, unpack
+from ._pack import pack, squareform, unpack
 from ._threads import get_num_threads, set_num_threads
 from ._version import __version__
 
@@ -38,13 +40,18 @@ else:
 
 __all__ = [
     "__version__",
+    "attention_mask",
     "band",
+    "band_mask",
+    "from_banded",
     "get_num_threads",
     "mirror",
     "pack",
     "patched",
     "restore_numpy",
     "set_num_threads",
+    "squareform",
+    "to_banded",
     "tri",
     "tril",
     "tril_indices",

@@ -15,7 +15,10 @@ express (both make every output block depend on its input block):
   row)`` and ``hi - (...)``;
 - mirror: a block of the kept triangle is an alias, one of the other triangle
   is the transpose of the block across the diagonal (which alone it reads),
-  and only diagonal blocks run the kernel.
+  and only diagonal blocks run the kernel;
+- band_mask and attention_mask (``chunks=``), which have no input: a block
+  wholly on or off the band is its value broadcast, and only blocks the
+  band's edges cross run the kernel.
 
 Chunks, including irregular ones and chunks along batch axes, are kept exactly
 (mirror makes the columns' chunks the rows' first, so blocks pair up across the
@@ -24,7 +27,8 @@ messages of numpy input (``_validate``), not when it is computed. Tasks are
 top-level functions, so the graph pickles for ``dask.distributed``. A block
 runs on one thread unless trilu's count was chosen (set_num_threads,
 threadpoolctl, TRILU_NUM_THREADS): dask already runs blocks in parallel.
-This module is imported only when a dask array is passed to trilu.
+This module is imported only when a dask array is passed to trilu, or
+``chunks=`` asks for one.
 """
 
 from __future__ import annotations
@@ -36,18 +40,18 @@ from itertools import accumulate, product
 from typing import Any
 
 import numpy as np
-from dask.array.core import Array
+from dask.array.core import Array, normalize_chunks
 from dask.array.utils import meta_from_array
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 from dask.typing import Key
 
-from . import _dispatch, _kernel, _private, _route, _threads, _validate
+from . import _dispatch, _kernel, _masks, _private, _route, _threads, _validate
 
 _tasks = _private.dask_tasks()
 Alias, Task, TaskRef = _tasks.Alias, _tasks.Task, _tasks.TaskRef
 
-__all__ = ["band", "mirror"]
+__all__ = ["band", "mask", "mirror"]
 
 
 # --- tasks (top level, so they pickle) -----------------------------------------
@@ -95,7 +99,8 @@ def _cut_rows(block: Any, rows: int, lo: int | None, hi: int | None, fill: Any) 
 
 def _zeros(shape: tuple[int, ...], meta: Any, fill: Any) -> Any:
     """A block wholly outside the band, made without the input: one zero (or
-    the fill, a 0-d array of the result's dtype), broadcast.
+    the fill, a 0-d array of the result's dtype; a mask's keep for a block
+    wholly on its band), broadcast.
 
     Read-only and of one element's memory, as the chunks of ``dask.array.zeros``
     (dask never writes into a chunk, ``compute`` returns a copy), so making it
@@ -211,16 +216,25 @@ def _keys_name(x: Any) -> str:
 
 
 def _collection(x: Any, dsk: dict[Key, Any], name: str, meta: Any, chunks: Any) -> Any:
-    """The dask array of graph dsk (keys named name) on top of x's graph: an
-    Array, or for x of dask's array expressions, their collection."""
-    if not isinstance(x, Array):  # an array expression ("array.query-planning")
+    """The dask array of graph dsk (keys named name) on top of x's graph (None:
+    of no other): an Array, or for x of dask's array expressions (for no x,
+    where dask makes those), their collection."""
+    if x is None:
+        import dask.array  # noqa: PLC0415  (loaded already: dask's own import)
+
+        expressions = dask.array.Array is not Array
+    else:
+        expressions = not isinstance(x, Array)
+    if expressions:  # an array expression ("array.query-planning")
         # Only there: the expression machinery is not loaded unless enabled.
         from_graph = _private.dask_from_graph()
-        layer = {**x.__dask_graph__(), **dsk}
+        layer = dsk if x is None else {**x.__dask_graph__(), **dsk}
         prefix = name.rpartition("-")[0]
         return from_graph(layer, meta, chunks, list(dsk), prefix)
-    # dask's Array does not match dask's own DaskCollection protocol for mypy
-    graph = HighLevelGraph.from_collections(name, dsk, dependencies=[x])  # type: ignore[list-item]
+    # (Any: dask's Array does not match dask's own DaskCollection protocol
+    # for mypy)
+    depends: list[Any] = [] if x is None else [x]
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=depends)
     return Array(graph, name, chunks, meta=meta)  # type: ignore[no-untyped-call]
 
 
@@ -341,3 +355,54 @@ def mirror(x: Any, upper: bool, conj: bool) -> Any:
         else:
             dsk[key] = Task(key, _flip, TaskRef((source, *batch, j, i)), conj)
     return _collection(x, dsk, key_name, meta, chunks)
+
+
+def _masked(
+    rows: int, cols: int, lo: int | None, hi: int | None, keep: Any, fill: Any
+) -> Any:
+    """A block of a mask that the band's edge crosses: the kernel, with the
+    block's own offsets."""
+    with _block_threads():
+        return _masks.numpy_mask(rows, cols, lo, hi, keep, fill)
+
+
+def mask(
+    rows: int,
+    cols: int,
+    lo: int | None,
+    hi: int | None,
+    keep: np.ndarray,
+    fill: np.ndarray,
+    chunks: Any,
+    name: str,
+) -> Any:
+    """band_mask lazily: a rows x cols dask array in `chunks` (any that
+    ``dask.array.zeros`` takes) of keep where ``lo <= j - i <= hi`` (None
+    unbounded) and fill elsewhere (0-d arrays of the result's dtype), its
+    keys named after ``name`` (the public function).
+
+    A block wholly on or off the band is its value broadcast, one element of
+    memory, as ``dask.array.full``'s blocks; only blocks that the band's
+    edges cross run the kernel.
+    """
+    dtype = keep.dtype
+    chunks = normalize_chunks(chunks, (rows, cols), dtype=dtype)  # type: ignore[no-untyped-call]
+    keep, fill = _element(keep), _element(fill)
+    meta = np.empty((0, 0), dtype)
+    key_name = f"{name}-{tokenize(rows, cols, lo, hi, keep, fill, chunks)}"
+    row_offsets, col_offsets = _offsets(chunks[0]), _offsets(chunks[1])
+    dsk: dict[Key, Any] = {}
+    for i, j in product(range(len(chunks[0])), range(len(chunks[1]))):
+        block_rows, block_cols = chunks[0][i], chunks[1][j]
+        shift = col_offsets[j] - row_offsets[i]
+        block_lo = None if lo is None else lo - shift
+        block_hi = None if hi is None else hi - shift
+        key: Key = (key_name, i, j)
+        kind = _kind(block_rows, block_cols, block_lo, block_hi)
+        if kind == "cut":
+            args = (block_rows, block_cols, block_lo, block_hi, keep, fill)
+            dsk[key] = Task(key, _masked, *args)
+        else:
+            value = keep if kind == "keep" else fill
+            dsk[key] = Task(key, _zeros, (block_rows, block_cols), meta, value)
+    return _collection(None, dsk, key_name, meta, chunks)

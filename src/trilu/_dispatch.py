@@ -234,19 +234,58 @@ def named(
         key: kwargs[key] for key in keywords}}  # fmt: skip
 
 
-def like(make: Callable[[], np.ndarray], like: Any, name: str) -> SupportsDLPack | None:
+def numpy_answers(x: Any) -> bool:
+    """numpy's functions answer x themselves, as they answer no array (like=)
+    or a plain one (_from): its __array_function__ is ndarray's."""
+    return getattr(type(x), "__array_function__", None) is np.ndarray.__array_function__
+
+
+def like(
+    make: Callable[[], Any],
+    like: Any,
+    name: str,
+    handed: tuple[Callable[..., Any], dict[str, Any]] | None = None,
+) -> Any:
     """A creation function's result, ``make()``, as an array of like's
-    library: by DLPack for a CPU array that speaks it (on like's device);
-    None where numpy's ``like=`` answers (numpy's arrays, and those that
-    implement ``__array_function__``)."""
-    if kind(like) is not DLPACK:
+    library: by DLPack for a CPU array that speaks it (on like's device).
+
+    None where numpy answers: for numpy's own arrays and, for a function
+    numpy has (tri), any array that implements ``__array_function__``, to
+    which numpy's ``like=`` hands the call. A function numpy lacks gives
+    ``handed``, itself and its arguments but like: a dask array gets the
+    function's lazy result (``chunks="auto"`` unless given), any other array
+    its ``__array_function__``'s, with numpy's errors (NEP 35).
+    """
+    found = kind(like)
+    if found is DLPACK:
+        crossing = library(like)
+        where = crossing.device(like)
+        if where is not None:
+            raise refuse_device(like, f"{name}(like=)", where)
+        if handed is not None and handed[1].get("chunks") is not None:
+            raise TypeError(
+                f"{name}: chunks= makes a dask array, like= an array of "
+                f"{_name(type(like))}'s library: give one of them"
+            )
+        return crossing.from_numpy(make(), like)
+    if handed is None or numpy_answers(like):
         return None
-    crossing = library(like)
-    where = crossing.device(like)
-    if where is not None:
-        raise refuse_device(like, f"{name}(like=)", where)
-    made: SupportsDLPack = crossing.from_numpy(make(), like)
-    return made
+    function, kwargs = handed
+    if found is DASK:
+        return function(**{**kwargs, "chunks": kwargs.get("chunks") or "auto"})
+    cls = type(like)
+    if getattr(cls, "__array_function__", None) is None:
+        raise TypeError(  # numpy's message
+            "The `like` argument must be an array-like that implements the "
+            "`__array_function__` protocol."
+        )
+    result = like.__array_function__(function, (cls,), (), kwargs)
+    if result is NotImplemented:  # numpy's message
+        raise TypeError(
+            f"no implementation found for 'trilu.{name}' on types that "
+            f"implement __array_function__: [{cls}]"
+        )
+    return result
 
 
 class DLPackLibrary:

@@ -81,12 +81,6 @@ def _sizes(n: Any, m: Any, k: Any) -> tuple[int, int, int] | None:
     return rows, cols, int(k)
 
 
-def _numpy_answers(x: Any) -> bool:
-    """numpy's functions answer x themselves, as they answer no array (like=)
-    or a plain one (_from): its __array_function__ is ndarray's."""
-    return getattr(type(x), "__array_function__", None) is _ndarray.__array_function__
-
-
 # numpy >= 2.5 warns of a size or k that is not an integer at the first line
 # outside numpy.lib, which would be trilu's: for them trilu takes numpy's own
 # steps (numpy/lib/_twodim_base_impl.py at v2.5.0) and warns as numpy does.
@@ -121,15 +115,15 @@ def _numpy_indices(
     return np.broadcast_to(rows, shape)[tri_], np.broadcast_to(cols, shape)[tri_]
 
 
-# The dtype argument -> (its dtype, numpy's cast of True to it), or None for
-# dtypes numpy fills itself (those are not bytes of a fixed pattern, or True
-# is not 1 in them). A dtype with metadata is never a key: it is equal to, and
-# hashes as, the same dtype without.
-_tri_dtypes: dict[Any, tuple[np.dtype, bytes] | None] = {}
+# The dtype argument -> (its dtype, numpy's casts of True and False to it),
+# or None for dtypes numpy fills itself (those are not bytes of a fixed
+# pattern, or True is not 1 in them). A dtype with metadata is never a key: it
+# is equal to, and hashes as, the same dtype without.
+_tri_dtypes: dict[Any, tuple[np.dtype, bytes, bytes] | None] = {}
 _PLAIN_CLASSES = {type(np.dtype(c)) for c in "?bhilqBHILQefdgFDG"}
 
 
-def _tri_dtype(dtype: Any) -> tuple[np.dtype, bytes] | None:
+def _tri_dtype(dtype: Any) -> tuple[np.dtype, bytes, bytes] | None:
     keyed = not (isinstance(dtype, np.dtype) and dtype.metadata is not None)
     try:
         if keyed:
@@ -146,7 +140,7 @@ def _tri_dtype(dtype: Any) -> tuple[np.dtype, bytes] | None:
     if type(descr) in _PLAIN_CLASSES:
         one = np.zeros(1, descr)  # long double's padding bytes stay zero
         one[...] = np.True_
-        found = (descr, one.tobytes())
+        found = (descr, one.tobytes(), bytes(descr.itemsize))  # False: zeros
     if keyed and descr.metadata is None:
         _tri_dtypes[dtype] = found
     return found
@@ -201,7 +195,8 @@ def tri(
     for bit.
 
     Element ``[i, j]`` is 1 where ``j <= i + k`` and 0 elsewhere, written
-    directly rather than cast from a broadcast comparison.
+    directly rather than cast from a broadcast comparison: the mask
+    ``band_mask(N, M, None, k, dtype=dtype)``.
 
     Parameters
     ----------
@@ -243,7 +238,7 @@ def tri(
            [1, 1, 1, 1, 0],
            [1, 1, 1, 1, 1]])
     """
-    if like is not None and _numpy_answers(like):
+    if like is not None and _dispatch.numpy_answers(like):
         like = None
     if like is not None and type(like) is not _ndarray:
         made = _dispatch.like(lambda: tri(N, M, k, dtype), like, "tri")
@@ -256,8 +251,9 @@ def tri(
             return _numpy_tri(N, M, k, dtype)
         sizes = _sizes(N, M, k)
     if sizes is not None and (plain := _tri_dtype(dtype)) is not None:
+        rows, cols, kk = sizes
         try:
-            return _kernel.tri(*sizes, *plain)
+            return _kernel.mask(rows, cols, None, kk, *plain)
         except MemoryError:  # numpy fails first on its mask, or not at all
             pass
     return _np_tri(N, M, k, dtype, like=like)
@@ -369,7 +365,7 @@ def tril_indices(
 
 
 def _from(arr: Any, k: Any, upper: bool) -> tuple[np.ndarray, np.ndarray]:
-    if type(arr) is not _ndarray and not _numpy_answers(arr):
+    if type(arr) is not _ndarray and not _dispatch.numpy_answers(arr):
         if _dispatch.kind(arr) is _dispatch.DASK:
             name = "triu_indices_from" if upper else "tril_indices_from"
             raise TypeError(

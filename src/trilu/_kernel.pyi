@@ -25,7 +25,6 @@ def explain(
     out: np.ndarray | None = None,
     order: object = None,
 ) -> dict[str, object]: ...
-def tri(n: int, m: int, k: object, descr: np.dtype, one: bytes) -> np.ndarray: ...
 def triangle_indices(
     n: int, m: int, k: object, upper: bool
 ) -> tuple[np.ndarray, np.ndarray]: ...
@@ -45,8 +44,15 @@ def mirror(
     order: object = None,
 ) -> np.ndarray: ...
 def pack(
-    src: np.ndarray, dst: np.ndarray, lo: int | None, hi: int | None
+    src: np.ndarray,
+    dst: np.ndarray | None,
+    lo: int | None,
+    hi: int | None,
+    columns: bool = False,
 ) -> np.ndarray: ...
+def pack_checked(
+    src: np.ndarray, part: int, floats: bool, mag: int, inf: int
+) -> tuple[np.ndarray, int, int]: ...
 def unpack(
     src: np.ndarray,
     dst: np.ndarray | None,
@@ -55,5 +61,28 @@ def unpack(
     fill: bytes | None = None,
     rows: int = 0,
     cols: int = 0,
+    columns: bool = False,
+    mirror: bool = False,
+    xor: bytes | None = None,
 ) -> np.ndarray: ...
 def band_count(rows: int, cols: int, lo: int | None, hi: int | None) -> int: ...
+def mask(
+    rows: int,
+    cols: int,
+    lo: int | None,
+    hi: int | None,
+    descr: np.dtype,
+    keep: bytes,
+    fill: bytes,
+) -> np.ndarray: ...
+def to_banded(
+    src: np.ndarray, dst: np.ndarray | None, lower: int, upper: int
+) -> np.ndarray: ...
+def from_banded(
+    src: np.ndarray,
+    dst: np.ndarray | None,
+    lower: int,
+    upper: int,
+    fill: bytes | None = None,
+    rows: int = 0,
+) -> np.ndarray: ...

@@ -9,12 +9,17 @@ element. Everything here works on raw bytes, so one specialization per element
 width serves every such dtype.
 
 This file holds the entry points, arrays in and arrays out; the parts it
-includes each do one job: ``_plan.pxi`` (spans, runs of rows, the batch, the
-method), ``_write.pxi`` (the writers), ``_work.pxi`` (cost, grains, threads),
-``_memory.pxi`` (a fresh result's layout and allocation, out='s overlap),
-``_pack.pxi`` (spans to and from packed vectors: pack, unpack) and, last,
-``_indices.pxi`` (numpy's index family, on the same spans). mirror is two
-bands: the kept triangle from src, the other from its transpose.
+includes each do one job, and each calls only into those before it:
+``_plan.pxi`` (spans, runs of rows, the batch, the method), ``_write.pxi``
+(the writers, by element type: rows, tiles, the transposed walk, masks'
+rows), ``_pack.pxi`` (spans to and from packed vectors: pack, unpack,
+squareform's checks), ``_work.pxi`` (the one ladder from element width to
+writer, runs of rows, chunks, cost, grains, threads), ``_memory.pxi`` (a
+fresh result's layout and allocation, out='s overlap) and, last, after the
+entry points here, ``_banded.pxi`` (masks from nothing, and LAPACK's band
+storage as bands of sheared views) and ``_indices.pxi`` (numpy's index
+family, tri a mask). mirror is two bands: the kept triangle from src, the
+other from its transpose.
 Arrays reach C through numpy's C API rather than typed memoryviews: acquiring
 two fused 3-D memoryviews costs more than ``np.empty_like`` itself, and a
 small call's whole budget is a few times that.
@@ -53,9 +58,9 @@ cdef extern from "numpy/arrayobject.h":
 
 include "_plan.pxi"
 include "_write.pxi"
+include "_pack.pxi"
 include "_work.pxi"
 include "_memory.pxi"
-include "_pack.pxi"
 
 
 def set_num_threads(int n):
@@ -161,18 +166,21 @@ cdef int set_fill(Fill *f, object fill, Py_ssize_t width, char *buf) except -1:
 
 cdef void prepare(Plan *p, cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
                   Py_ssize_t b, Order order, bint rest=True,
-                  const char *xor=NULL) noexcept:
+                  const char *xor=NULL, bint sheared=False) noexcept:
     """The plan of writing band (a, b) of src (clamped; the fill set in
     p.job.fill) into dst, or into a fresh result laid out as order says where
     dst is None: its layout and allocation, the job, the threads. Nothing is
     allocated or written. Without `rest`, only the band of dst is written;
-    with `xor`, each element copied is XORed with it."""
+    with `xor`, each element copied is XORed with it; `sheared`: src is band
+    storage seen as matrices, of which only the band is read."""
     cdef const cnp.npy_intp *dst_strides = p.strides
     if b < a:                  # nothing kept, one way of saying it
         b = a - 1
     p.job.copy_kept = p.job.fill_rest = True
-    p.job.rest_untouched = not rest
+    p.job.band_only = sheared or not rest
     p.job.packed = UNPACKED
+    p.job.columns = p.job.mirror = False
+    p.job.check = NULL
     p.job.xor = xor
     p.fresh = dst is None
     if p.fresh:
@@ -188,22 +196,38 @@ cdef void prepare(Plan *p, cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
     if cnp.PyArray_SIZE(src) == 0 or cnp.PyArray_ITEMSIZE(src) == 0:
         return                 # nothing to write (V0 has no bytes at all)
     p.nb = plan(&p.job, src, dst_strides, a, b)
+    share(p)
+
+
+cdef void share(Plan *p) noexcept:
+    """The planned job's bytes moved and the threads it gets."""
     p.work = work_bytes(&p.job, p.nb)
     p.threads = thread_count(p.work, work_units(&p.job, p.nb))
 
 
+cdef void run_plan(Plan *p) noexcept:
+    """Run a planned and shared job whose dst (and masks) are set, without
+    the GIL where the work pays for releasing it."""
+    if p.work >= NOGIL_MIN_BYTES:
+        with nogil:
+            run_job(&p.job, p.nb, p.threads)
+    else:
+        run_job(&p.job, p.nb, p.threads)
+
+
 cdef cnp.ndarray band_of(cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
                          Py_ssize_t b, object fill, Order order, bint rest=True,
-                         const char *xor=NULL):
+                         const char *xor=NULL, bint sheared=False):
     """Write band (a, b) of src (clamped), the rest `fill` (or nothing,
-    without `rest`), into dst (a fresh result where None); return dst."""
+    without `rest`), into dst (a fresh result where None); return dst.
+    (`xor`, `sheared`: as prepare's.)"""
     cdef Plan p
     cdef Py_ssize_t need
     cdef char pattern[PATTERN_BYTES]
     cdef char small[2 * MASK_BLOCK_BYTES]
     cdef char *mask = small
     set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(src), pattern)
-    prepare(&p, src, dst, a, b, order, rest, xor)
+    prepare(&p, src, dst, a, b, order, rest, xor, sheared)
     if p.fresh:
         dst = new_result(src, p.how, p.order, p.strides)
     if p.nb == 0:
@@ -219,11 +243,7 @@ cdef cnp.ndarray band_of(cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
         p.job.mask = mask
         if p.job.fill.byte != 0:
             p.job.fill_mask = mask + keep_bytes(&p.job)
-    if p.work >= NOGIL_MIN_BYTES:
-        with nogil:
-            run_job(&p.job, p.nb, p.threads)
-    else:
-        run_job(&p.job, p.nb, p.threads)
+    run_plan(&p)
     if mask != small:
         free(mask)
     return dst
@@ -337,12 +357,8 @@ def mirror(cnp.ndarray src not None, cnp.ndarray dst, bint upper,
     cdef int nd = matrix_dims(src)
     cdef Py_ssize_t n = cnp.PyArray_DIMS(src)[nd - 1]
     cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
-    cdef const char *x = NULL
+    cdef const char *x = xor_bytes(xor, cnp.PyArray_ITEMSIZE(src))
     cdef Order o
-    if xor is not None:
-        if type(xor) is not bytes or len(xor) != cnp.PyArray_ITEMSIZE(src):
-            raise ValueError(f"trilu: xor must be one element's bytes, got {xor!r}")
-        x = PyBytes_AS_STRING(xor)
     if dst is None:            # every byte written: never zero pages
         o = resolve(src, <Order>order_code(order))
         result_strides(src, o, cnp.PyArray_ITEMSIZE(src), strides)
@@ -354,11 +370,68 @@ def mirror(cnp.ndarray src not None, cnp.ndarray dst, bint upper,
     return dst
 
 
+cdef void mirror_band(Py_ssize_t a, Py_ssize_t b, Py_ssize_t n, Py_ssize_t *ma,
+                      Py_ssize_t *mb) noexcept:
+    """The band an UNPACK with mirror writes of n x n matrices keeping the
+    triangle (a, b) (clamped: b = n upper, a = -n lower): the triangle's
+    transpose (-b, -a), less the triangle."""
+    if b >= n:
+        ma[0], mb[0] = -n, min(-a, a - 1)
+    else:
+        ma[0], mb[0] = max(-b, b + 1), n
+
+
+cdef const char *xor_bytes(object xor, Py_ssize_t width) except? NULL:
+    """The element `xor` (conj's bits) as the kernel reads it; NULL for None."""
+    if xor is None:
+        return NULL
+    if type(xor) is not bytes or PyBytes_GET_SIZE(xor) != width:
+        raise ValueError(f"trilu: xor must be one element's bytes, got {xor!r}")
+    return PyBytes_AS_STRING(xor)
+
+
+cdef char _no_data[1]          # what arrays that only carry a shape point at
+
+
+cdef cnp.ndarray view(cnp.dtype descr, const char *data, int nd,
+                      const cnp.npy_intp *dims, const cnp.npy_intp *strides):
+    """An array of descr on data, of these dims and strides, owning nothing
+    and read-only: a shape for the planners (zero strides), or another view
+    of bytes an array of the caller's keeps alive."""
+    Py_INCREF(descr)           # (stolen)
+    return PyArray_NewFromDescr(&PyArray_Type, <void *>descr, nd,
+                                <cnp.npy_intp *>dims, <cnp.npy_intp *>strides,
+                                <void *>data, 0, NULL)
+
+
+cdef cnp.ndarray fresh(cnp.dtype descr, int nd, const cnp.npy_intp *dims,
+                       Py_ssize_t a, Py_ssize_t b, bint zeros, Allocation *how):
+    """A fresh C-order array of shape dims and dtype descr, allocated as a
+    result keeping band (a, b) of its matrices, the rest zeros (zero pages
+    where they pay) or, without `zeros`, all written; `how` says how."""
+    cdef int d
+    cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
+    cdef cnp.ndarray like
+    # the result's shape and dtype, all allocation and new_result read
+    for d in range(nd):
+        strides[d] = 0
+    like = view(descr, _no_data, nd, dims, strides)
+    result_strides(like, C_ORDER, descr.itemsize, strides)
+    how[0] = allocation(like, strides, C_ORDER, a, b, zeros)
+    return new_result(like, how[0], C_ORDER, strides)
+
+
 cdef cnp.ndarray packed_of(cnp.ndarray mat, cnp.ndarray vec, Packed packed,
-                           Py_ssize_t a, Py_ssize_t b, object fill,
-                           bint rest=True):
-    """Run a PACK or UNPACK job between matrices and vectors; the band clamped.
-    Without `rest`, unpacked matrices are fresh zero pages: no fill written."""
+                           Py_ssize_t a, Py_ssize_t b, object fill, bint columns,
+                           bint rest=True, bint mirror=False, const char *xor=NULL,
+                           const Check *check=NULL, Py_ssize_t *found=NULL):
+    """Run a PACK or UNPACK job between matrices and vectors whose lines are
+    the band's spans of the rows, or of the columns; the band clamped.
+    Without `rest`, unpacked matrices are fresh zero pages: no fill written.
+    With `mirror` (square matrices), an UNPACK also writes the band's
+    transpose where the band is not, each element XOR `xor` where given.
+    With `check`, a PACK of the strict upper triangle also counts in `found`
+    what makes the matrices other than symmetric with a zero diagonal."""
     cdef Plan p
     cdef char pattern[PATTERN_BYTES]
     cdef Py_ssize_t offsets[OFFSETS_MAX]
@@ -368,27 +441,32 @@ cdef cnp.ndarray packed_of(cnp.ndarray mat, cnp.ndarray vec, Packed packed,
     p.job.packed = packed
     p.job.copy_kept = True
     p.job.fill_rest = rest
-    p.job.rest_untouched = False
+    p.job.band_only = False
+    p.job.mirror = mirror
+    p.job.xor = xor
+    p.job.check = check
+    p.job.found = found
+    if mirror:
+        mirror_band(a, b, cnp.PyArray_DIMS(mat)[cnp.PyArray_NDIM(mat) - 1],
+                    &p.job.ma, &p.job.mb)
     if cnp.PyArray_SIZE(mat) == 0 or cnp.PyArray_ITEMSIZE(vec) == 0:
         return mat if packed == UNPACK else vec
-    p.nb = plan_packed(&p.job, mat, cnp.PyArray_STRIDES(mat), vec, a, b, offsets)
+    p.nb = plan_packed(&p.job, mat, cnp.PyArray_STRIDES(mat), vec, a, b, columns,
+                       offsets)
     if packed == UNPACK:
         p.job.dst = <char *>cnp.PyArray_DATA(mat)
     else:
         p.job.dst = <char *>cnp.PyArray_DATA(vec)
-    p.work = work_bytes(&p.job, p.nb)
-    p.threads = thread_count(p.work, work_units(&p.job, p.nb))
-    if p.work >= NOGIL_MIN_BYTES:
-        with nogil:
-            run_job(&p.job, p.nb, p.threads)
-    else:
-        run_job(&p.job, p.nb, p.threads)
+    share(&p)
+    run_plan(&p)
     return mat if packed == UNPACK else vec
 
 
-def pack(cnp.ndarray src not None, cnp.ndarray dst not None, object lo, object hi):
-    """Write the elements of src's matrices in band (lo, hi), row after row,
-    along dst's last axis; return dst.
+def pack(cnp.ndarray src not None, cnp.ndarray dst, object lo, object hi,
+         bint columns=False):
+    """Write the elements of src's matrices in band (lo, hi), row after row
+    (column after column with `columns`, LAPACK's order), along dst's last
+    axis; return dst, or where it is None a fresh C-order result.
 
     Preconditions, checked by the caller: src.ndim >= 2; dst of shape
     src.shape[:-2] + (count,), count the band's elements, of src's itemsize,
@@ -397,24 +475,63 @@ def pack(cnp.ndarray src not None, cnp.ndarray dst not None, object lo, object h
     cdef int nd = matrix_dims(src)
     cdef Py_ssize_t rows = cnp.PyArray_DIMS(src)[nd - 2]
     cdef Py_ssize_t cols = cnp.PyArray_DIMS(src)[nd - 1]
-    return packed_of(src, dst, PACK, bound(lo, -rows, rows, cols),
-                     bound(hi, cols, rows, cols), None)
+    cdef Py_ssize_t a = bound(lo, -rows, rows, cols), b = bound(hi, cols, rows, cols)
+    if dst is None:
+        dst = packed_result(src, a, b)
+    return packed_of(src, dst, PACK, a, b, None, columns)
+
+
+cdef cnp.ndarray packed_result(cnp.ndarray src, Py_ssize_t a, Py_ssize_t b):
+    """A fresh vector for each of src's matrices' band (a, b) (clamped)."""
+    cdef int d, nd = cnp.PyArray_NDIM(src)
+    cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
+    cdef Allocation how
+    for d in range(nd - 2):
+        dims[d] = cnp.PyArray_DIMS(src)[d]
+    dims[nd - 2] = kept_in(a, b, cnp.PyArray_DIMS(src)[nd - 2],
+                           cnp.PyArray_DIMS(src)[nd - 1])
+    return fresh(src.descr, nd - 1, dims, a, b, False, &how)
+
+
+def pack_checked(cnp.ndarray src not None, Py_ssize_t part, bint floats,
+                 uint64_t mag, uint64_t inf):
+    """pack(src, None, 1, None) of square matrices (their strict upper
+    triangle, row after row, into a fresh vector), checking in the same pass
+    that they are symmetric with a zero diagonal, as numpy compares numbers:
+    each element is numbers of `part` bytes (2, 4 or 8; 1 too for
+    integers), floats (IEEE's equality: x & mag above inf is a NaN, never
+    equal, and zeros of either sign are equal) or integers (equal bytes).
+    Return (vector, unequal numbers of pairs, a NaN on the diagonal
+    included, nonzero diagonal elements).
+
+    Preconditions, checked by the caller: src C-contiguous, 2-D and square,
+    its numbers of native byte order (integers: either)."""
+    cdef Check check
+    cdef Py_ssize_t found[2]
+    cdef cnp.ndarray dst = packed_result(src, 1, cnp.PyArray_DIMS(src)[1])
+    check.part, check.floats, check.mag, check.inf = part, floats, mag, inf
+    found[0] = found[1] = 0
+    packed_of(src, dst, PACK, 1, cnp.PyArray_DIMS(src)[1], None, False, True,
+              False, NULL, &check, found)
+    return dst, found[0], found[1]
 
 
 def unpack(cnp.ndarray src not None, cnp.ndarray dst, object lo, object hi,
-           object fill=None, Py_ssize_t rows=0, Py_ssize_t cols=0):
+           object fill=None, Py_ssize_t rows=0, Py_ssize_t cols=0,
+           bint columns=False, bint mirror=False, object xor=None):
     """Write src's last axis into band (lo, hi) of dst's matrices, row after
-    row, and ``fill`` (one element's bytes; None: zeros) elsewhere; return
-    dst, or where it is None a fresh C-order result of shape
+    row (column after column with `columns`), and ``fill`` (one element's
+    bytes; None: zeros) elsewhere; with `mirror`, the band's transpose where
+    the band is not, each element XOR the bytes `xor` where given (conj).
+    Return dst, or where it is None a fresh C-order result of shape
     src.shape[:-1] + (rows, cols), allocated as a band's (zero pages where
-    they pay). Preconditions: as ``pack``'s, src and dst swapped."""
+    they pay). Preconditions: as ``pack``'s, src and dst swapped; square
+    matrices with `mirror`."""
     cdef int d, nd = cnp.PyArray_NDIM(src) + 1
     cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
-    cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
-    cdef cnp.ndarray like
-    cdef cnp.dtype descr = src.descr
     cdef Py_ssize_t a, b
     cdef Allocation how = MALLOC
+    cdef const char *x = xor_bytes(xor, cnp.PyArray_ITEMSIZE(src))
     if dst is not None:
         nd = matrix_dims(dst)
         rows = cnp.PyArray_DIMS(dst)[nd - 2]
@@ -422,20 +539,13 @@ def unpack(cnp.ndarray src not None, cnp.ndarray dst, object lo, object hi,
     a = bound(lo, -rows, rows, cols)
     b = bound(hi, cols, rows, cols)
     if dst is None:
-        # the result's shape, zero strides on src's data: what allocation
-        # and new_result read of an array (its shape and dtype), no memory
         for d in range(nd - 2):
             dims[d] = cnp.PyArray_DIMS(src)[d]
-            strides[d] = 0
         dims[nd - 2], dims[nd - 1] = rows, cols
-        strides[nd - 2] = strides[nd - 1] = 0
-        Py_INCREF(descr)       # (stolen)
-        like = PyArray_NewFromDescr(&PyArray_Type, <void *>descr, nd, dims,
-                                    strides, cnp.PyArray_DATA(src), 0, NULL)
-        result_strides(like, C_ORDER, cnp.PyArray_ITEMSIZE(src), strides)
-        how = allocation(like, strides, C_ORDER, a, b, fill is None)
-        dst = new_result(like, how, C_ORDER, strides)
-    return packed_of(dst, src, UNPACK, a, b, fill, how == MALLOC or how == RECYCLED)
+        # (a mirrored band fills most of the rest: never zero pages)
+        dst = fresh(src.descr, nd, dims, a, b, fill is None and not mirror, &how)
+    return packed_of(dst, src, UNPACK, a, b, fill, columns,
+                     how == MALLOC or how == RECYCLED, mirror, x)
 
 
 def band_count(Py_ssize_t rows, Py_ssize_t cols, object lo, object hi):
@@ -506,4 +616,5 @@ def explain_band(cnp.ndarray src not None, object lo, object hi,
                     bound(hi, cols, rows, cols), fill, <Order>order_code(order))
 
 
+include "_banded.pxi"
 include "_indices.pxi"

@@ -1,16 +1,17 @@
-# --- packing: each matrix's kept elements, row after row, to and from a vector ----
-# (included by _kernel.pyx, before _write.pxi's chunks call packed_rows)
+# --- packing: each matrix's kept elements, line after line, to and from a vector ----
+# (included by _kernel.pyx, after _write.pxi; _work.pxi's chunks call its writers)
 #
-# Row i's span [lo, hi) sits in the packed vector at kept_in(a, b, i, cols),
-# the elements rows [0, i) keep: any row's place is known at once, so threads
-# split the rows of the batch as for a band, and a run of whole rows whose
-# two sides are contiguous is one memcpy. Small matrices of short rows go
-# whole instead (MATRICES), through a table of their elements' offsets.
+# The packed lines are the kept spans of the rows (numpy's order), or of the
+# columns (LAPACK's): line l starts at packed_line(l), so any line's place is
+# known at once, threads split the rows of the batch as for a band, and a
+# run of whole rows whose two sides are contiguous is one memcpy. The walk's
+# rows are the packed lines for PACK (its writes) and the matrices' axis
+# closer to contiguous for UNPACK (its writes): where the packed lines (or
+# PACK's matrix) run the other way, the TILED walk reads them across by
+# tiles, as it does an UNPACK's mirrored band. Small matrices of short rows
+# go whole instead (MATRICES), through a table of their elements' offsets.
 
 cdef enum:
-    # A span shorter than this is copied element by element: a memcpy call's
-    # fixed cost is that of moving about this many bytes in a loop.
-    SPAN_CALL_BYTES = 128
     # Matrices of short rows (under SPAN_CALL_BYTES, copied element by element
     # anyway) and of at most this many elements are walked through a table
     # of their elements' offsets (MATRICES): no run, span or call a row. The
@@ -18,32 +19,11 @@ cdef enum:
     OFFSETS_MAX = 2048
 
 
-cdef inline void copy_elems(elem_t *tag, char *d, Py_ssize_t ds, const char *s,
-                            Py_ssize_t ss, Py_ssize_t count,
-                            Py_ssize_t w) noexcept nogil:
-    """count elements from s to d (strides ss, ds): one memcpy where both
-    are contiguous and the span is long enough to pay for the call."""
-    cdef Py_ssize_t j
-    cdef elem_t v
-    if ds == w and ss == w and (elem_t is any_width or count * w >= SPAN_CALL_BYTES):
-        memcpy(d, s, count * w)
-    elif elem_t is not any_width and ds == w and ss == w:
-        for j in range(count):     # constant strides: a loop the compiler widens
-            memcpy(&v, s + j * sizeof(elem_t), sizeof(elem_t))
-            memcpy(d + j * sizeof(elem_t), &v, sizeof(elem_t))
-    elif elem_t is any_width:
-        for j in range(count):
-            memcpy(d + j * ds, s + j * ss, w)
-    else:
-        for j in range(count):
-            memcpy(&v, s + j * ss, sizeof(elem_t))
-            memcpy(d + j * ds, &v, sizeof(elem_t))
-
-
 cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                       Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
     """Rows [r0, r1) of a matrix to (PACK) or from (UNPACK) the packed
-    vector; unpacked rows get the fill outside their span."""
+    vector, each row's span along its line; unpacked rows get the fill
+    outside their span."""
     cdef Py_ssize_t i, lo, hi, w = job.width, cols = job.cols
     cdef bint pack = job.packed == PACK
     cdef Py_ssize_t at = kept_in(job.a, job.b, r0, cols)
@@ -57,57 +37,42 @@ cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
         if pack:               # whole rows, both sides contiguous
             memcpy(p, m, (r1 - r0) * cols * w)
         else:
-            memcpy(m, p, (r1 - r0) * cols * w)
+            put(tag, m, w, p, w, (r1 - r0) * cols, w, job.stream)
         return
     if part == FILLED and mcol == w and mrow == cols * w:
-        fill_bytes(m, (r1 - r0) * cols * w, job.fill)  # (unpack's) in one run
+        if job.stream:         # (unpack's) in one run
+            trilu_stream_row(m, m, 0, 0, (r1 - r0) * cols * w, job.fill.pattern)
+        else:
+            fill_bytes(m, (r1 - r0) * cols * w, job.fill)
         return
     for i in range(r0, r1):
         row_span(part, job.a, job.b, cols, i, &lo, &hi)
         if pack:
             copy_elems(tag, p, pcol, m + lo * mcol, mcol, hi - lo, w)
         else:
-            if job.fill_rest:
-                fill_run(tag, m, mcol, w, lo, job.fill)
-            copy_elems(tag, m + lo * mcol, mcol, p, pcol, hi - lo, w)
-            if job.fill_rest:
-                fill_run(tag, m + hi * mcol, mcol, w, cols - hi, job.fill)
+            unpacked_row(tag, job, m, p - lo * pcol, lo, hi, NULL, 0, 0)
         p += (hi - lo) * pcol
         m += mrow
 
 
-cdef void packed_rows(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
-                      Py_ssize_t r1, Part part) noexcept nogil:
-    """packed_span by the specialization for the element width."""
-    cdef Py_ssize_t w = job.width
-    if part == FILLED and (job.packed == PACK or not job.fill_rest):
-        return                 # nothing of these rows is packed or written
-    if w == 8:
-        packed_span(<uint64_t *>NULL, job, so, do, r0, r1, part)
-    elif w == 4:
-        packed_span(<uint32_t *>NULL, job, so, do, r0, r1, part)
-    elif w == 2:
-        packed_span(<uint16_t *>NULL, job, so, do, r0, r1, part)
-    elif w == 1:
-        packed_span(<uint8_t *>NULL, job, so, do, r0, r1, part)
-    elif w == 16:
-        packed_span(<u128 *>NULL, job, so, do, r0, r1, part)
-    else:
-        packed_span(<any_width *>NULL, job, so, do, r0, r1, part)
-
-
 cdef void build_offsets(const Job *job, Py_ssize_t *off) noexcept nogil:
     """job.offsets: each element's byte offset in its matrix (the matrix
-    side's strides), the kept ones first, row after row as packed, then the
-    others."""
-    cdef Py_ssize_t i, j, lo, hi, n = 0
+    side's strides), the kept ones first, line after line as packed, then
+    the others."""
+    cdef Py_ssize_t i, j, line, p, lo, hi, n = 0
     cdef bint pack = job.packed == PACK
     cdef Py_ssize_t mrow = job.src_row if pack else job.dst_row
     cdef Py_ssize_t mcol = job.src_col if pack else job.dst_col
-    for i in range(job.rows):
-        row_span(CROSSED, job.a, job.b, job.cols, i, &lo, &hi)
-        for j in range(lo, hi):
-            off[n] = i * mrow + j * mcol
+    # the lines: rows of the band (a, b), or columns, the rows of (-b, -a)
+    cdef Py_ssize_t lines = job.cols if job.columns else job.rows
+    cdef Py_ssize_t length = job.rows if job.columns else job.cols
+    cdef Py_ssize_t la = -job.b if job.columns else job.a
+    cdef Py_ssize_t lb = -job.a if job.columns else job.b
+    for line in range(lines):
+        row_span(CROSSED, la, lb, length, line, &lo, &hi)
+        for p in range(lo, hi):
+            off[n] = (p * mrow + line * mcol if job.columns
+                      else line * mrow + p * mcol)
             n += 1
     for i in range(job.rows):
         row_span(CROSSED, job.a, job.b, job.cols, i, &lo, &hi)
@@ -180,67 +145,82 @@ cdef void offset_matrices(elem_t *tag, const Job *job, Py_ssize_t start,
             batch_next(job, idx, &so, &do)
 
 
-cdef void packed_matrices(const Job *job, Py_ssize_t start,
-                          Py_ssize_t stop) noexcept nogil:
-    """offset_matrices by the specialization for the element width."""
-    cdef Py_ssize_t w = job.width
-    if w == 8:
-        offset_matrices(<uint64_t *>NULL, job, start, stop)
-    elif w == 4:
-        offset_matrices(<uint32_t *>NULL, job, start, stop)
-    elif w == 2:
-        offset_matrices(<uint16_t *>NULL, job, start, stop)
-    elif w == 1:
-        offset_matrices(<uint8_t *>NULL, job, start, stop)
-    elif w == 16:
-        offset_matrices(<u128 *>NULL, job, start, stop)
-    else:
-        offset_matrices(<any_width *>NULL, job, start, stop)
-
-
 cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_strides,
-                            cnp.ndarray vec, Py_ssize_t a, Py_ssize_t b,
+                            cnp.ndarray vec, Py_ssize_t a, Py_ssize_t b, bint columns,
                             Py_ssize_t *offsets) noexcept:
     """Fill the job for matrices of mat's shape (strides mat_strides) and the
-    packed vectors vec (the band clamped, the fill and job.packed set): rows
-    walked as they are (the packed order is the matrices' row order), or
+    packed vectors vec, whose lines are the band's spans of mat's rows, or of
+    its columns (the band clamped; the fill, job.packed and an UNPACK's
+    mirror, its band and xor set): the walk's rows (the packed lines for
+    PACK, the axis closer to contiguous in mat for UNPACK), the method;
     small matrices of short rows whole through `offsets` (OFFSETS_MAX of
-    them); return the number of matrices."""
+    them). Return the number of matrices."""
     cdef int d, nd = cnp.PyArray_NDIM(mat)
-    cdef Py_ssize_t nb = 1
+    cdef Py_ssize_t nb = 1, w = cnp.PyArray_ITEMSIZE(vec)
+    cdef Py_ssize_t rows = cnp.PyArray_DIMS(mat)[nd - 2]
+    cdef Py_ssize_t cols = cnp.PyArray_DIMS(mat)[nd - 1]
+    cdef Py_ssize_t mrow = mat_strides[nd - 2], mcol = mat_strides[nd - 1]
     cdef const cnp.npy_intp *vs = cnp.PyArray_STRIDES(vec)
     cdef bint pack = job.packed == PACK
-    job.width = cnp.PyArray_ITEMSIZE(vec)
-    job.rows = cnp.PyArray_DIMS(mat)[nd - 2]
-    job.cols = cnp.PyArray_DIMS(mat)[nd - 1]
+    # The stride of a length-1 axis is never used: make it the contiguous one.
+    if cols == 1:
+        mcol = w
+    if rows == 1:
+        mrow = cols * mcol
+    # (a, b) of x is (-b, -a) of x.T, whose rows are x's columns.
+    if (columns if pack else abs(mcol) > abs(mrow)):
+        rows, cols, mrow, mcol, a, b = cols, rows, mcol, mrow, -b, -a
+        job.ma, job.mb = -job.mb, -job.ma
+        columns = not columns
+    job.width = w
+    job.rows = rows
+    job.cols = cols
     job.a = a
     job.b = b
+    job.columns = columns
     job.mask = job.fill_mask = NULL
     job.offsets = NULL
-    job.xor = NULL
-    job.stream = False
-    job.method = STRIDED
     job.flat = False
     job.block = 1
-    job.matrix_bytes = job.rows * job.cols * job.width
+    job.matrix_bytes = rows * cols * w
     job.bulk_src = job.bulk_dst = False
     if pack:
         job.src = <const char *>cnp.PyArray_DATA(mat)
-        job.src_row, job.src_col = mat_strides[nd - 2], mat_strides[nd - 1]
+        job.src_row, job.src_col = mrow, mcol
         job.dst_col = vs[nd - 2]
         job.dst_row = 0
         plan_batch(job, nd - 2, cnp.PyArray_DIMS(mat), mat_strides, vs)
     else:
         job.src = <const char *>cnp.PyArray_DATA(vec)
-        job.dst_row, job.dst_col = mat_strides[nd - 2], mat_strides[nd - 1]
+        job.dst_row, job.dst_col = mrow, mcol
         job.src_col = vs[nd - 2]
         job.src_row = 0
         plan_batch(job, nd - 2, cnp.PyArray_DIMS(mat), vs, mat_strides)
-    runs_of(job.rows, job.cols, job.a, job.b, job.edge)
-    if job.cols * job.width < SPAN_CALL_BYTES and job.rows * job.cols <= OFFSETS_MAX:
+    if job.mirror or job.check != NULL:
+        # both bands, or the band and the checked diagonal, in every row: one run
+        job.edge[0] = job.edge[1] = 0
+        job.edge[2] = job.edge[3] = job.edge[4] = job.edge[5] = rows
+    else:
+        runs_of(rows, cols, a, b, job.edge)
+    job.method = STRIDED
+    job.across = False
+    if job.mirror or job.check != NULL:
+        job.method = TILED     # the transpose read across, in every row
+    elif cols * w < SPAN_CALL_BYTES and rows * cols <= OFFSETS_MAX:
         job.method = MATRICES
         build_offsets(job, offsets)
         job.offsets = offsets
+    elif columns or (rows > 1 and abs(mrow) < abs(mcol)
+                     and job.matrix_bytes >= TILE_MIN_BYTES):
+        job.method = TILED     # the lines, or PACK's matrix, read across
     for d in range(job.ndim):
         nb *= job.shape[d]
+    # Unpacked matrices that outgrow the last-level cache, their rows
+    # contiguous: with streaming stores (_stream.h), where the fill's
+    # pattern allows (a byte, or an element whose width divides 16). Not
+    # packed vectors, whose lines start anywhere in a cache line, which
+    # would then be written by normal stores and streaming ones both.
+    job.stream = (TRILU_STREAM and not pack and job.method != MATRICES
+                  and mcol == w and (job.fill.byte >= 0 or 16 % w == 0)
+                  and nb * job.matrix_bytes >= STREAM_MIN_BYTES)
     return nb

@@ -23,12 +23,24 @@ cdef enum:
     TINY_MATRIX_BYTES = 1024
     MASK_BLOCK_BYTES = 4096
     # The element walk (STRIDED) reads a line of src per column and finds it
-    # in cache again for the next rows while the matrix fits the L2 (512 KiB
+    # in cache again for the next rows while the memory src's columns span
+    # (the matrix, or more for a sheared or sliced one) fits the L2 (512 KiB
     # to 2 MiB on the targets): tiles pay off from this size.
     TILE_MIN_BYTES = 1 << 20
     # Elements wider than this are a quarter line or more each: the element
     # walk wastes little of each line it reads, and needs no tile.
     TILE_MAX_WIDTH = 8
+    # An across_tile reads this many bytes of each source run and writes as
+    # many of each destination row: several lines a page visited, so a
+    # transposed walk pays a TLB miss per run, not per line ...
+    ACROSS_RUN_BYTES = 512
+    # ... within a tile that its buffer, on the stack, holds in L1D beside
+    # the lines it is read from.
+    ACROSS_TILE_BYTES = 32768
+    ACROSS_MAX = 256           # its rows and columns at most (of 1 or 2 bytes)
+    # The run of the column this many ahead is fetched while one is copied:
+    # about a memory latency's worth of the runs' copies.
+    ACROSS_AHEAD = 16
     # Results this big are written with streaming stores (_stream.h): with
     # the input they outgrow the last-level cache, where a normal store's
     # read of the line it writes doubles the traffic.
@@ -43,10 +55,11 @@ cdef enum Method:              # how the crossed rows are written
     BAND_MASK       # contiguous short rows: dst = src & keep | fill-mask
     MATRICES        # tiny matrices whole: ANDed, or (pack) through offsets
 
-cdef enum Packed:              # which side of the job is a packed vector
+cdef enum Packed:              # which side of the job is not matrices
     UNPACKED        # neither: matrices to matrices
-    PACK            # dst: each matrix's kept elements, row after row
+    PACK            # dst: each matrix's kept elements, line after line
     UNPACK          # src: the same, into matrices
+    MASK            # src: none; the kept elements get a second fill, `keep`
 
 cdef enum Part:                # what a run of rows holds
     FILLED          # every element filled
@@ -63,6 +76,16 @@ cdef struct Fill:              # what the rows' other elements get
     Py_ssize_t pattern_bytes
 
 
+cdef struct Check:             # elements compared as numpy compares numbers
+    # each element is numbers of `part` bytes (a complex number's two),
+    # floats (IEEE's ==: NaN never equal, zeros of either sign equal) or not
+    # (integers: equal bytes)
+    Py_ssize_t part
+    bint floats
+    uint64_t mag               # a number's bits but its sign
+    uint64_t inf               # above this (x & mag), a NaN
+
+
 cdef struct Job:
     const char *src
     char *dst
@@ -71,13 +94,32 @@ cdef struct Job:
     Py_ssize_t src_row, src_col, dst_row, dst_col
     bint copy_kept             # False in place: the kept part is already there
     bint fill_rest             # False into fresh zero pages
-    bint rest_untouched        # only the band may be written (mirror's halves)
+    # Only the band's elements may be touched: dst's others are not written
+    # (mirror's halves), or src's are not read (band storage seen as
+    # matrices, whose other elements lie outside it). No whole-row masks.
+    bint band_only
     # PACK, UNPACK: the packed side's element stride is its _col, its batch
-    # steps its _step
+    # steps its _step. Its lines are the kept spans of the rows (columns False)
+    # or of the columns (columns True), one after another: packed_line says
+    # where each starts. An UNPACK with `mirror` also writes the band
+    # (ma, mb) (the kept band's transpose, less the kept band) from the
+    # packed lines read the other way, XOR `xor`.
     Packed packed
+    bint columns
+    bint mirror
+    Py_ssize_t ma, mb
     const char *xor            # copied elements XOR this (conj), or NULL
+    # A PACK of square matrices' strict upper triangle may also check them
+    # symmetric with a zero diagonal (squareform), counting what is not: in
+    # found[0], the unequal numbers of pairs (a NaN on the diagonal
+    # included), in found[1], the nonzero diagonal elements; NULL: no check.
+    const Check *check
+    Py_ssize_t *found
     bint stream                # write with streaming stores (not in place)
     Method method
+    # TILED: the walk's rows are src's runs, written across into dst's,
+    # which run down the walk's columns (else dst's rows, src read across)
+    bint across
     Fill fill
     # The runs of every matrix: run r is rows [edge[r], edge[r + 1]) of part
     # run_part(r).
@@ -102,6 +144,7 @@ cdef struct Job:
     # MATRICES of a PACK or UNPACK job: each element's byte offset in its
     # matrix, the kept ones first in packed order, then the others
     const Py_ssize_t *offsets
+    Fill keep                  # MASK: what the kept elements get
 
 
 cdef inline Py_ssize_t clip(Py_ssize_t v, Py_ssize_t lo,
@@ -157,6 +200,28 @@ cdef Py_ssize_t kept_in(Py_ssize_t a, Py_ssize_t b, Py_ssize_t r,
     if b < a:
         return 0
     return clamp_sum(b + 1, r, cols) - clamp_sum(a, r, cols)
+
+
+cdef inline Py_ssize_t packed_line(const Job *job, Py_ssize_t at,
+                                   Py_ssize_t step) noexcept nogil:
+    """Where packed line `at`'s element p is, less p * step, in bytes
+    (elements step bytes apart): a row's kept span of the band (a, b), or a
+    column's, which is the transpose's row of the band (-b, -a)."""
+    if job.columns:
+        return (kept_in(-job.b, -job.a, at, job.rows)
+                - clip(at - job.b, 0, job.rows)) * step
+    return (kept_in(job.a, job.b, at, job.cols)
+            - clip(at + job.a, 0, job.cols)) * step
+
+
+cdef inline Py_ssize_t across_rows(Py_ssize_t width) noexcept nogil:
+    """The rows of an across_tile: ACROSS_RUN_BYTES of each source run."""
+    return max(8, min(ACROSS_MAX, ACROSS_RUN_BYTES // width))
+
+
+cdef inline Py_ssize_t across_cols(Py_ssize_t width) noexcept nogil:
+    """The columns of an across_tile: as many as its buffer holds."""
+    return max(8, min(ACROSS_MAX, ACROSS_TILE_BYTES // (across_rows(width) * width)))
 
 
 cdef inline Py_ssize_t crossed_rows(const Job *job) noexcept nogil:
@@ -217,6 +282,24 @@ cdef void plan_runs(Job *job) noexcept:
     e[RUNS] = job.rows
 
 
+cdef void transpose(Job *job) noexcept:
+    """The walk along the other axis: (a, b) of x is (-b, -a) of x.T."""
+    job.rows, job.cols = job.cols, job.rows
+    job.src_row, job.src_col = job.src_col, job.src_row
+    job.dst_row, job.dst_col = job.dst_col, job.dst_row
+    job.a, job.b = -job.b, -job.a
+
+
+cdef bint tiled(const Job *job) noexcept:
+    """The walk as it is reads src across by tiles (TILED): dst's rows are
+    contiguous, src runs down its columns over more than the L2 holds, of
+    elements narrow enough to waste most of each line read one at a time."""
+    return (job.dst_col == job.width and job.rows > 1
+            and job.width <= TILE_MAX_WIDTH
+            and job.cols * abs(job.src_col) >= TILE_MIN_BYTES
+            and abs(job.src_row) < abs(job.src_col))
+
+
 cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
                      Py_ssize_t a, Py_ssize_t b) noexcept:
     """Fill the job for src -> dst of these strides (src non-empty; the band
@@ -244,14 +327,19 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
         job.src_row = job.cols * job.src_col
         job.dst_row = job.cols * job.dst_col
     # Walk along whichever axis is closer to contiguous in dst (then in src):
-    # (a, b) of x is (-b, -a) of x.T, so a Fortran-order matrix needs no copy.
+    # a Fortran-order matrix needs no copy.
     if (abs(job.dst_col) > abs(job.dst_row)
             or (abs(job.dst_col) == abs(job.dst_row)
                 and abs(job.src_col) > abs(job.src_row))):
-        job.rows, job.cols = job.cols, job.rows
-        job.src_row, job.src_col = job.src_col, job.src_row
-        job.dst_row, job.dst_col = job.dst_col, job.dst_row
-        job.a, job.b = -b, -a
+        transpose(job)
+    # A transposed walk of fewer rows than a strip, which no threads could
+    # share and each of whose tiles reads a sliver of src's lines, with none
+    # to fill: src's runs walked instead, their strips written across.
+    job.across = (tiled(job) and job.rows < across_rows(job.width)
+                  and not job.fill_rest
+                  and not (job.xor != NULL and job.src_col == job.width))
+    if job.across:
+        transpose(job)
 
     plan_batch(job, nd - 2, cnp.PyArray_DIMS(src), cnp.PyArray_STRIDES(src),
                dst_strides)
@@ -268,17 +356,16 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
                   and (job.fill.byte >= 0 or 16 % job.width == 0)
                   and cnp.PyArray_NBYTES(src) >= STREAM_MIN_BYTES)
     job.method = STRIDED
-    if job.xor != NULL and job.src_col == job.width:
+    if job.across:
+        job.method = TILED
+    elif job.xor != NULL and job.src_col == job.width:
         pass                   # each element changed: never a memcpy or a mask
-    elif (job.dst_col == job.width and job.rows > 1
-            and job.width <= TILE_MAX_WIDTH
-            and job.rows * job.cols * job.width >= TILE_MIN_BYTES
-            and abs(job.src_row) < abs(job.src_col)):
+    elif tiled(job):
         job.method = TILED
     elif job.src_col == job.width and job.dst_col == job.width:
         job.method = ROWS
         if (crossed_rows(job) and job.src_row == row and job.dst_row == row
-                and row < MASK_ROW_BYTES and not job.rest_untouched):
+                and row < MASK_ROW_BYTES and not job.band_only):
             if nb >= 2 and job.matrix_bytes <= TINY_MATRIX_BYTES:
                 job.method = MATRICES
             elif crossed_rows(job) * row * (1 + masked) <= MASK_MAX_BYTES:

@@ -117,7 +117,7 @@ def triangle(
     return band(m, None, k, None, out, order, onnx)
 
 
-def _conj_bits(dtype: np.dtype) -> bytes | None:
+def conj_bits(dtype: np.dtype) -> bytes | None:
     """What conj XORs each element with: the sign bit of a complex number's
     imaginary part (negation, bit for bit, NaNs included); None for real
     numbers, their own conjugates."""
@@ -158,10 +158,10 @@ def mirror(m: np.ndarray, upper: bool, conj: bool, out: Any, order: Any) -> np.n
         elif rdtype is not dtype:
             m = m.view(rdtype)
         return _kernel.mirror(
-            m, None, upper, _conj_bits(rdtype) if conj else None, order
+            m, None, upper, conj_bits(rdtype) if conj else None, order
         )
     if out.dtype != dtype:
         m = recast(m, out.dtype)
     elif overlap:
         m = m.copy()
-    return _kernel.mirror(m, out, upper, _conj_bits(out.dtype) if conj else None)
+    return _kernel.mirror(m, out, upper, conj_bits(out.dtype) if conj else None)

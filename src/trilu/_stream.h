@@ -11,7 +11,8 @@
  *
  * trilu_stream_row writes byte j of a row as s[j] for lo <= j < hi and the
  * fill elsewhere, with 16-byte streaming stores where d is 16-byte aligned and
- * normal stores for the unaligned ends. The fill is `pat`, 32 bytes of it
+ * normal stores for the unaligned ends. It reads s[lo, hi) only: s may be a
+ * packed vector's line, with nothing around it. The fill is `pat`, 32 bytes of it
  * from the row's first byte: one byte value, or an element whose width
  * divides 16, so that every 16-byte chunk of the row finds its bytes at
  * pat + (its offset % 16). A thread that streamed calls
@@ -61,22 +62,13 @@ static void trilu_row_part(char *d, const char *s, size_t lo, size_t hi,
 
 #if TRILU_STREAM
 
-/* Bytes j >= a of 16 set to 0xFF, the others 0 (0 <= a <= 16). */
-static inline __m128i trilu_from(size_t a)
-{
-    static const unsigned char ramp[32] = {
-        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-        255, 255, 255, 255, 255, 255, 255, 255,
-        255, 255, 255, 255, 255, 255, 255, 255};
-    return _mm_loadu_si128((const __m128i *)(ramp + 16 - a));
-}
-
 static void trilu_stream_row(char *d, const char *s, size_t lo, size_t hi,
                              size_t n, const char *fill)
 {
     size_t off = (16 - (uintptr_t)d % 16) % 16, end, x, y;
     const __m128i pat = _mm_loadu_si128((const __m128i *)(fill + off % 16));
-    __m128i v, keep;
+    __m128i v;
+    char part[16];
     if (off > n)
         off = n;
     end = off + (n - off) / 16 * 16;
@@ -85,13 +77,13 @@ static void trilu_stream_row(char *d, const char *s, size_t lo, size_t hi,
         _mm_stream_si128((__m128i *)(d + off), pat);
     while (off < end && off < hi) {
         if (off < lo || off + 16 > hi) {    /* the chunk around lo or hi:
-                                               reads stay within the row */
+                                               its kept bytes over the fill */
             x = lo > off ? lo - off : 0;
             y = hi < off + 16 ? hi - off : 16;
-            v = _mm_loadu_si128((const __m128i *)(s + off));
-            keep = _mm_andnot_si128(trilu_from(y), trilu_from(x));
-            v = _mm_or_si128(_mm_and_si128(v, keep), _mm_andnot_si128(keep, pat));
-            _mm_stream_si128((__m128i *)(d + off), v);
+            _mm_storeu_si128((__m128i *)part, pat);
+            memcpy(part + x, s + off + x, y - x);
+            _mm_stream_si128((__m128i *)(d + off),
+                             _mm_loadu_si128((const __m128i *)part));
             off += 16;
         } else {                            /* kept chunks */
             for (; off < end && off + 16 <= hi; off += 16) {

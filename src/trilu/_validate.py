@@ -241,14 +241,24 @@ def square(shape: tuple[int, ...], name: str) -> None:
         raise ValueError(f"{name} needs square matrices, got shape {shape}")
 
 
-def conjugable(dtype: np.dtype) -> None:
-    """Raise unless conj= can apply to dtype: numbers (ml_dtypes' too, all
-    real) and objects (which need a .conjugate, found when it is called)."""
+def conjugable(dtype: np.dtype, what: str = "conj=True") -> None:
+    """Raise unless conj= (or `what`) can apply to dtype: numbers (ml_dtypes'
+    too, all real) and objects (which need a .conjugate, found when it is
+    called)."""
     if dtype.kind in "iufcO" or (
         dtype.kind == "V" and dtype.type.__module__.startswith("ml_dtypes")
     ):
         return
-    raise TypeError(f"conj=True needs numbers with a conjugate, got dtype {dtype}")
+    raise TypeError(f"{what} needs numbers with a conjugate, got dtype {dtype}")
+
+
+def mirror(value: Any) -> tuple[bool, bool]:
+    """unpack's mirror=: False, True or "conj"; (mirror, conj)."""
+    if isinstance(value, str):
+        if value == "conj":
+            return True, True
+        raise ValueError(f"mirror must be True, False or 'conj', got {value!r}")
+    return flag(value, "mirror"), False
 
 
 def result_dtype(dtype: np.dtype) -> np.dtype:
@@ -280,6 +290,16 @@ def order(order: Any) -> None:
         raise ValueError(
             f"order must be one of 'K', 'A', 'C', 'F' or None, got {order!r}"
         )
+
+
+def packed_order(order: Any) -> bool:
+    """pack's and unpack's order=: "C" (row after row) or "F" (column after
+    column); whether it is "F"."""
+    if isinstance(order, str) and order in ("C", "F"):
+        return order == "F"
+    raise ValueError(
+        f"order must be 'C' (row after row) or 'F' (column after column), got {order!r}"
+    )
 
 
 def numpy_only(cls: type, out: Any, order: Any) -> None:
@@ -340,7 +360,9 @@ def fill_bytes(value: np.ndarray, dtype: np.dtype) -> bytes:
     return data
 
 
-def fill(fill: Any, dtype: np.dtype, zero: Any = None) -> np.ndarray:
+def fill(
+    fill: Any, dtype: np.dtype, zero: Any = None, name: str = "fill"
+) -> np.ndarray:
     """``fill`` as a 0-d array of ``dtype``, converted as numpy converts a
     scalar into an array of that dtype (NEP 50: Python scalars are weak, an
     int must fit, a float never becomes an int); None is numpy's zero of the
@@ -348,7 +370,7 @@ def fill(fill: Any, dtype: np.dtype, zero: Any = None) -> np.ndarray:
 
     Strings and objects are kept as given: an object fill is the object
     itself, a string must be a ``str`` (``bytes`` for ``S``) that the dtype
-    holds whole.
+    holds whole. Errors call it `name` (the argument it came from).
     """
     value = np.zeros((), dtype)
     if fill is None:
@@ -363,17 +385,17 @@ def fill(fill: Any, dtype: np.dtype, zero: Any = None) -> np.ndarray:
         text = bytes if kind == "S" else str
         if not isinstance(fill, text):
             raise TypeError(
-                f"fill must be a {text.__name__} for a result of dtype {dtype}, "
+                f"{name} must be a {text.__name__} for a result of dtype {dtype}, "
                 f"got {type(fill).__name__}"
             )
         value[()] = fill
         if value[()] != fill:
-            raise ValueError(f"fill {fill!r} does not fit in dtype {dtype}")
+            raise ValueError(f"{name} {fill!r} does not fit in dtype {dtype}")
         return value
     if isinstance(fill, _ndarray):
         if fill.ndim != 0:
             raise ValueError(
-                f"fill must be a scalar, got an array of shape {fill.shape}"
+                f"{name} must be a scalar, got an array of shape {fill.shape}"
             )
         fill = fill[()]
     # An integer must fit, and a float is no integer: numpy 1.x casts a
@@ -383,18 +405,18 @@ def fill(fill: Any, dtype: np.dtype, zero: Any = None) -> np.ndarray:
     if bounds is not None:
         if isinstance(fill, (float, complex, np.inexact)):  # numpy 1.x casts
             raise TypeError(  # ml_dtypes' int4 as it casts to int8
-                f"fill={fill!r} cannot be converted to the result's dtype {dtype}: "
+                f"{name}={fill!r} cannot be converted to the result's dtype {dtype}: "
                 "an integer dtype takes no float"
             )
         integer = isinstance(fill, (int, np.integer)) and not isinstance(
             fill, (bool, np.bool_)
         )
         if integer and not bounds[0] <= fill <= bounds[1]:
-            raise OverflowError(f"fill={fill} is out of bounds for {dtype}")
+            raise OverflowError(f"{name}={fill} is out of bounds for {dtype}")
     try:
         np.copyto(value, fill, casting="same_kind")
     except (TypeError, ValueError, OverflowError) as error:
         raise type(error)(
-            f"fill={fill!r} cannot be converted to the result's dtype {dtype}: {error}"
+            f"{name}={fill!r} cannot be converted to the result's dtype {dtype}: {error}"
         ) from None
     return value

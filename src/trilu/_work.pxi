@@ -1,11 +1,11 @@
-# --- the work: its cost, grains, thread shares (included by _kernel.pyx) ------------
+# --- the work: writers by width, runs of rows, chunks, their cost, grains and
+# thread shares (included by _kernel.pyx, after the writers)
 
 cdef extern from "_threads.h" nogil:
     ctypedef void (*trilu_task_fn)(void *) noexcept nogil
     enum: TRILU_MAX_THREADS    # 64
     void trilu_pool_init()
     void trilu_parallel(trilu_task_fn fn, void **args, int n)
-    Py_ssize_t trilu_fetch_add(Py_ssize_t *p, Py_ssize_t v)
     int trilu_threads_get()    # the thread count, a relaxed atomic
     int trilu_cap_threads(int n)    # this thread's cap (0: none); the old one
     int trilu_threads_mine()   # the count under this thread's cap
@@ -27,6 +27,200 @@ cdef enum:
     # Below this the GIL is kept: releasing and taking it back costs more
     # than the work.
     NOGIL_MIN_BYTES = 1 << 14
+
+
+# --- the one ladder: each writer by the specialization for the element width ---------
+
+cdef enum Writer:              # the writers that move elements of a given width
+    STRIDED_ROWS    # _write.pxi
+    TILED_ROWS
+    PACKED_SPAN     # _pack.pxi
+    OFFSET_MATRICES
+
+
+cdef struct Span:              # what one writer's call covers
+    const Job *job
+    Py_ssize_t so, do          # the matrix's offsets in src and dst
+    Py_ssize_t r0, r1          # its rows (OFFSET_MATRICES: the batch's matrices)
+    Part part
+
+
+cdef inline void write_as(elem_t *tag, Writer writer, const Span *s) noexcept nogil:
+    if writer == STRIDED_ROWS:
+        strided_rows(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
+    elif writer == TILED_ROWS:
+        tiled_rows(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
+    elif writer == PACKED_SPAN:
+        packed_span(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
+    else:
+        offset_matrices(tag, s.job, s.r0, s.r1)
+
+
+cdef void write(Writer writer, const Job *job, Py_ssize_t so, Py_ssize_t do,
+                Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
+    """The writer by the specialization for the job's element width: one
+    fused type per width (elem_t), one ladder for every writer."""
+    cdef Span s
+    cdef Py_ssize_t w = job.width
+    s.job, s.so, s.do, s.r0, s.r1, s.part = job, so, do, r0, r1, part
+    if w == 8:
+        write_as(<uint64_t *>NULL, writer, &s)
+    elif w == 4:
+        write_as(<uint32_t *>NULL, writer, &s)
+    elif w == 2:
+        write_as(<uint16_t *>NULL, writer, &s)
+    elif w == 1:
+        write_as(<uint8_t *>NULL, writer, &s)
+    elif w == 16:
+        write_as(<u128 *>NULL, writer, &s)
+    else:
+        write_as(<any_width *>NULL, writer, &s)
+
+
+# --- runs of rows ---------------------------------------------------------------------
+
+cdef void each_row(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
+                   Py_ssize_t r1, Part part) noexcept nogil:
+    """Rows [r0, r1) of a matrix one at a time (a tile at a time where TILED),
+    by the specialization for the element width where they are strided."""
+    if job.method == TILED:
+        write(TILED_ROWS, job, so, do, r0, r1, part)
+    elif job.method != STRIDED:
+        contiguous_rows(job, so, do, r0, r1, part)
+    else:
+        write(STRIDED_ROWS, job, so, do, r0, r1, part)
+
+
+cdef void bulk(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
+               Py_ssize_t r1, bint kept) noexcept nogil:
+    """Rows [r0, r1) of a matrix, wholly kept or wholly filled: one memcpy or
+    fill where the rows are contiguous; nothing to write in place (kept) or
+    into zero pages (filled)."""
+    cdef Py_ssize_t n = (r1 - r0) * job.cols * job.width
+    cdef Py_ssize_t low = r0 if job.dst_row > 0 else r1 - 1  # the run's first
+    cdef char *d = job.dst + do + low * job.dst_row
+    cdef const char *s = job.src + so + low * job.src_row
+    if kept and not job.copy_kept or not kept and not job.fill_rest:
+        return
+    if not (job.bulk_src and job.xor == NULL if kept else job.bulk_dst):
+        each_row(job, so, do, r0, r1, KEPT if kept else FILLED)
+    elif job.stream:
+        trilu_stream_row(d, s, 0, n if kept else 0, n, job.fill.pattern)
+    elif kept:
+        memcpy(d, s, n)
+    else:
+        fill_bytes(d, n, job.fill)
+
+
+cdef void crossed(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
+                  Py_ssize_t r1) noexcept nogil:
+    """Rows [r0, r1) of a matrix's crossed runs."""
+    cdef Py_ssize_t row = job.cols * job.width
+    cdef Py_ssize_t at = mask_at(job, r0)
+    cdef const char *fill = NULL
+    if job.method == ROWS:     # (inlined here with the part known)
+        contiguous_rows(job, so, do, r0, r1, CROSSED)
+    elif job.method != BAND_MASK:
+        each_row(job, so, do, r0, r1, CROSSED)
+    else:
+        if job.fill_mask != NULL:
+            fill = job.fill_mask + at
+        if job.stream:
+            trilu_stream_and(job.dst + do + r0 * row, job.src + so + r0 * row,
+                             job.mask + at, fill, (r1 - r0) * row)
+        else:
+            and_bytes(job.dst + do + r0 * row, job.src + so + r0 * row,
+                      job.mask + at, fill, (r1 - r0) * row)
+
+
+cdef inline void packed_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
+                             Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
+    """Rows [r0, r1) of a PACK or UNPACK job: along their lines, or by tiles
+    (TILED); wholly filled ones have nothing packed, or nothing to write
+    into zero pages."""
+    if part == FILLED and (job.packed == PACK or not job.fill_rest):
+        return
+    write(TILED_ROWS if job.method == TILED and part != FILLED else PACKED_SPAN,
+          job, so, do, r0, r1, part)
+
+
+# --- chunks of work -----------------------------------------------------------------
+
+cdef struct Chunk:             # a run of work: units [start, stop)
+    const Job *job
+    Py_ssize_t start, stop     # matrices (MATRICES) or rows of the flat batch
+
+
+cdef void runs_chunk(const Chunk *c) noexcept nogil:
+    """Rows [start, stop) of the flattened (batch, row) index, run by run: the
+    wholly kept and wholly filled rows of each matrix in bulk, the crossed
+    rows by the job's method."""
+    cdef const Job *job = c.job
+    cdef Py_ssize_t idx[MAX_BATCH_DIMS]
+    cdef Py_ssize_t so, do, stop, lo, hi, unit = c.start
+    cdef Py_ssize_t rows = job.rows
+    cdef Py_ssize_t first = unit % rows
+    cdef int r
+    cdef Part part
+    batch_seek(job, unit // rows, idx, &so, &do)
+    while unit < c.stop:
+        stop = min(rows, first + c.stop - unit)
+        for r in range(RUNS):
+            lo = max(first, job.edge[r])
+            hi = min(stop, job.edge[r + 1])
+            if lo < hi:
+                part = run_part(r)
+                if job.packed == MASK:
+                    mask_rows(job, do, lo, hi, part)
+                elif job.packed != UNPACKED:
+                    packed_rows(job, so, do, lo, hi, part)
+                elif part == CROSSED:
+                    crossed(job, so, do, lo, hi)
+                else:
+                    bulk(job, so, do, lo, hi, part == KEPT)
+        unit += stop - first
+        first = 0
+        batch_next(job, idx, &so, &do)
+    if job.stream:
+        trilu_stream_fence()
+
+
+cdef void matrices_chunk(const Chunk *c) noexcept nogil:
+    """Matrices [start, stop), each contiguous, ANDed whole with the keep-mask
+    (and ORed with the fill-mask)."""
+    cdef const Job *job = c.job
+    cdef Py_ssize_t idx[MAX_BATCH_DIMS]
+    cdef Py_ssize_t so, do, _, count, left, size = job.matrix_bytes
+    if job.flat:
+        # one run: a block of matrices per pass of the (repeated) masks
+        so = c.start * size
+        left = c.stop - c.start
+        while left > 0:
+            count = min(left, job.block)
+            if job.stream:
+                trilu_stream_and(job.dst + so, job.src + so, job.mask,
+                                 job.fill_mask, count * size)
+            else:
+                and_bytes(job.dst + so, job.src + so, job.mask, job.fill_mask,
+                          count * size)
+            so += count * size
+            left -= count
+        if job.stream:
+            trilu_stream_fence()
+        return
+    batch_seek(job, c.start, idx, &so, &do)
+    for _ in range(c.start, c.stop):
+        and_bytes(job.dst + do, job.src + so, job.mask, job.fill_mask, size)
+        batch_next(job, idx, &so, &do)
+
+
+cdef void run_chunk(const Chunk *c) noexcept nogil:
+    if c.job.method == MATRICES and c.job.packed != UNPACKED:
+        write(OFFSET_MATRICES, c.job, 0, 0, c.start, c.stop, KEPT)
+    elif c.job.method == MATRICES:
+        matrices_chunk(c)
+    else:
+        runs_chunk(c)
 
 
 cdef struct Queue:             # the work of a threaded call, claimed in grains
@@ -57,9 +251,17 @@ cdef Py_ssize_t row_cost(const Job *job, Py_ssize_t r) noexcept nogil:
                      - kept_in(job.a, job.b, e[run], job.cols))
     if job.packed == PACK:         # the kept elements, read and written
         return 2 * kept
+    if job.mirror:
+        # a row is a packed line's too: its elements, written along and
+        # across (the other triangle, about as many)
+        kept = 2 * kept_in(-job.b if job.columns else job.a,
+                           -job.a if job.columns else job.b, r,
+                           job.rows if job.columns else job.cols)
     rest = r * job.cols - kept
     if not job.fill_rest:
         rest -= job.cols * filled
+    if job.packed == MASK:         # the kept elements written, none read
+        return rest + (kept if job.copy_kept else 0)
     return rest + (2 * kept if job.copy_kept else 0)
 
 
@@ -161,7 +363,7 @@ cdef void run_job(const Job *job, Py_ssize_t nb, int nthreads) noexcept nogil:
     else:
         queue.grain = max(1, GRAIN_BYTES // (job.cols * job.width))
         if job.method == TILED:    # whole tiles
-            queue.grain = max(1, queue.grain // tile_side(job.width)) * tile_side(
+            queue.grain = max(1, queue.grain // across_rows(job.width)) * across_rows(
                 job.width)
     queue.nthreads = nthreads
     run(&queue)

@@ -18,6 +18,10 @@ cdef extern from *:
     void trilu_prefetch(const void *p) nogil
 
 
+cdef extern from "_threads.h" nogil:
+    Py_ssize_t trilu_fetch_add(Py_ssize_t *p, Py_ssize_t v)
+
+
 cdef extern from "_stream.h" nogil:
     enum: TRILU_STREAM         # 0 where streaming stores are not built
     void trilu_stream_row(char *d, const char *s, size_t lo, size_t hi,
@@ -70,23 +74,9 @@ cdef enum:
     # hardware prefetcher only picks up after a few misses.
     PREFETCH_ROWS = 2
     PREFETCH_LINES = 8
-    # A TILED tile is a square of at most this many bytes, gathered in a
-    # buffer on the stack that stays in L1D (half the smallest of the
-    # targets) beside the lines it is read from and written to.
-    TILE_BYTES = 16384
-    # Elements this wide fill a line of dst in 8 columns or fewer, so a tile
-    # of 8 rows, one line each, fits an 8-way L1D set even where the rows'
-    # stride is a power of two: it is written in place, without the buffer.
-    TILE_DIRECT_WIDTH = 8
-    TILE_DIRECT_ROWS = 8
-    # ... and a block of this many columns at a time, down all the rows of a
-    # grain: at a large row stride each column's source is a page of its
-    # own, and the block's pages must stay within the L1 DTLB (64 entries)
-    # beside the destination's, or each element read is a page walk.
-    TILE_DIRECT_COLS = 32
-    # Each column's source line is fetched this many columns ahead: about a
-    # memory latency's worth of the columns' copies.
-    TILE_PREFETCH_COLS = 8
+    # A span shorter than this is copied element by element: a memcpy call's
+    # fixed cost is that of moving about this many bytes in a loop.
+    SPAN_CALL_BYTES = 128
     # A fill that is not one byte value repeated is copied from a buffer of
     # it this long: long enough that a call's fixed cost is small beside it,
     # short enough to stay in L1D.
@@ -171,6 +161,44 @@ cdef inline void fill_run(elem_t *tag, char *d, Py_ssize_t ds, Py_ssize_t w,
             memcpy(d + j * ds, &v, sizeof(elem_t))
 
 
+cdef inline void copy_elems(elem_t *tag, char *d, Py_ssize_t ds, const char *s,
+                            Py_ssize_t ss, Py_ssize_t count,
+                            Py_ssize_t w) noexcept nogil:
+    """count elements from s to d (strides ss, ds): one memcpy where both
+    are contiguous and the span is long enough to pay for the call."""
+    cdef Py_ssize_t j
+    cdef elem_t v
+    if ds == w and ss == w and (elem_t is any_width or count * w >= SPAN_CALL_BYTES):
+        memcpy(d, s, count * w)
+    elif elem_t is not any_width and ds == w and ss == w:
+        for j in range(count):     # constant strides: a loop the compiler widens
+            memcpy(&v, s + j * sizeof(elem_t), sizeof(elem_t))
+            memcpy(d + j * sizeof(elem_t), &v, sizeof(elem_t))
+    elif elem_t is any_width:
+        for j in range(count):
+            memcpy(d + j * ds, s + j * ss, w)
+    else:
+        for j in range(count):
+            memcpy(&v, s + j * ss, sizeof(elem_t))
+            memcpy(d + j * ds, &v, sizeof(elem_t))
+
+
+cdef inline void fill_gaps(elem_t *tag, char *d, Py_ssize_t ds, Py_ssize_t w,
+                           Py_ssize_t cols, Py_ssize_t lo1, Py_ssize_t hi1,
+                           Py_ssize_t lo2, Py_ssize_t hi2, Fill f) noexcept nogil:
+    """Elements [0, cols) of a row, ds bytes apart, get the fill but for two
+    disjoint spans [lo1, hi1) and [lo2, hi2), either of which may be empty."""
+    if hi2 <= lo2:             # an empty span: none, at the other's end
+        lo2 = hi2 = max(hi1, lo1)
+    if hi1 <= lo1:
+        lo1 = hi1 = lo2
+    if lo2 < lo1:
+        lo1, hi1, lo2, hi2 = lo2, hi2, lo1, hi1
+    fill_run(tag, d, ds, w, lo1, f)
+    fill_run(tag, d + hi1 * ds, ds, w, lo2 - hi1, f)
+    fill_run(tag, d + hi2 * ds, ds, w, cols - hi2, f)
+
+
 # --- rows one at a time ---------------------------------------------------------
 
 cdef inline void xor_elem(elem_t *v, const elem_t *x) noexcept nogil:
@@ -242,133 +270,332 @@ cdef void strided_rows(elem_t *tag, const Job *job, Py_ssize_t so,
         d += dst_row
 
 
-cdef inline Py_ssize_t tile_side(Py_ssize_t width) noexcept nogil:
-    """The rows and columns of a TILED tile: a square of TILE_BYTES."""
-    cdef Py_ssize_t side = 1
-    while 4 * side * side * width <= TILE_BYTES:
-        side *= 2
-    return side
+cdef void gather_tile(elem_t *tag, const char **scol, Py_ssize_t sstep,
+                      Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t j0, Py_ssize_t j1,
+                      Py_ssize_t a, Py_ssize_t b, Py_ssize_t w, const char *xor,
+                      char *buf, Py_ssize_t ahead) noexcept nogil:
+    """The src side of a tile of a transposed walk into buf (in cache), row
+    i's (j1 - j0) elements after row i - 1's: each element (i, j) with i in
+    [i0, i1), j in [j0, j1) and a <= j - i <= b, from scol[j - j0] + i *
+    sstep (src runs down its columns), XOR `xor` where given. scol also holds
+    the `ahead` columns after the tile's, whose runs are fetched ahead. A
+    column at a time, one run of src each."""
+    cdef Py_ssize_t i, j, top, bottom, line = (j1 - j0) * w
+    # the elements of a run a cache line holds (one, where sstep is a line)
+    cdef Py_ssize_t per_line = max(1, 64 // w) if sstep == w or sstep == -w else 1
+    cdef const char *s
+    cdef const char *p
+    cdef char *t
+    cdef elem_t v, x
+    if elem_t is not any_width and xor != NULL:
+        memcpy(&x, xor, sizeof(elem_t))
+    for j in range(j0, j1):
+        top = clip(j - b, i0, i1)
+        bottom = clip(j - a + 1, top, i1)
+        s = scol[j - j0]
+        t = buf + (j - j0) * w - i0 * line
+        if j + ACROSS_AHEAD < j1 + ahead:
+            # the run of a column ahead, a line at a time: runs a stride
+            # apart are nothing a hardware prefetcher follows
+            p = scol[j + ACROSS_AHEAD - j0]
+            i = clip(j + ACROSS_AHEAD - b, i0, i1)
+            while i < clip(j + ACROSS_AHEAD - a + 1, i, i1):
+                trilu_prefetch(p + i * sstep)
+                i += per_line
+        if elem_t is any_width:
+            for i in range(top, bottom):
+                if xor != NULL:
+                    copy_xor(tag, t + i * line, 0, s + i * sstep, 0, 1, w, xor)
+                else:
+                    memcpy(t + i * line, s + i * sstep, w)
+        else:
+            for i in range(top, bottom):
+                memcpy(&v, s + i * sstep, sizeof(elem_t))
+                if xor != NULL:
+                    xor_elem(&v, &x)
+                memcpy(t + i * line, &v, sizeof(elem_t))
 
 
-cdef inline void tile_head(const Job *job, char *d, Py_ssize_t b0, Py_ssize_t b1,
-                           Part part, Py_ssize_t *first,
-                           Py_ssize_t *last) noexcept nogil:
-    """Rows [b0, b1) of a tile, d the first's: each row's filled parts are one
-    fill each (none into zero pages); [first, last) the columns any row keeps."""
-    cdef Py_ssize_t i, lo, hi, w = job.width, cols = job.cols
-    first[0] = cols
-    last[0] = 0
-    for i in range(b0, b1):
-        row_span(part, job.a, job.b, cols, i, &lo, &hi)
+cdef void across_tile(elem_t *tag, char **drow, Py_ssize_t dstep,
+                      const char **scol, Py_ssize_t sstep, Py_ssize_t i0,
+                      Py_ssize_t i1, Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t a,
+                      Py_ssize_t b, Py_ssize_t w, const char *xor,
+                      char *buf, Py_ssize_t ahead, bint stream) noexcept nogil:
+    """One tile of a transposed walk: gather_tile's elements to drow[i - i0]
+    + j * dstep (dst along its rows), a row at a time (with streaming
+    stores where `stream` and dst's rows are contiguous): dst's rows, a
+    power-of-two stride apart, would evict one another in cache if each
+    column went straight to all of them."""
+    cdef Py_ssize_t i, lo, hi, line = (j1 - j0) * w
+    gather_tile(tag, scol, sstep, i0, i1, j0, j1, a, b, w, xor, buf, ahead)
+    for i in range(i0, i1):
+        lo = clip(i + a, j0, j1)
+        hi = clip(i + b + 1, lo, j1)
+        if stream and dstep == w and hi > lo:
+            trilu_stream_row(drow[i - i0] + lo * w, buf + (i - i0) * line
+                             + (lo - j0) * w, 0, (hi - lo) * w, (hi - lo) * w,
+                             _zeros32)
+        else:
+            copy_elems(tag, drow[i - i0] + lo * dstep, dstep,
+                       buf + (i - i0) * line + (lo - j0) * w, w, hi - lo, w)
+
+
+# --- numbers compared (squareform's checks) ---------------------------------------
+
+cdef inline uint64_t number(const char *p, Py_ssize_t part) noexcept nogil:
+    """The number of `part` bytes at p, its bits widened."""
+    cdef uint8_t u8
+    cdef uint16_t u16
+    cdef uint32_t u32
+    cdef uint64_t u64
+    if part == 8:
+        memcpy(&u64, p, 8)
+        return u64
+    if part == 4:
+        memcpy(&u32, p, 4)
+        return u32
+    if part == 2:
+        memcpy(&u16, p, 2)
+        return u16
+    memcpy(&u8, p, 1)
+    return u8
+
+
+cdef inline bint same_bits(uint64_t u, uint64_t v, const Check *c) noexcept nogil:
+    """u == v as numpy compares them (Check): for floats, equal bits but
+    NaNs, or zeros of either sign."""
+    if not c.floats:
+        return u == v
+    return not (u | v) & c.mag or (u == v and u & c.mag <= c.inf)
+
+
+cdef Py_ssize_t differ(const char *x, const char *y, Py_ssize_t count,
+                       const Check *c) noexcept nogil:
+    """How many of `count` numbers (Check's parts, contiguous) at x and y are
+    unequal: a loop the compiler widens, a type of number each."""
+    cdef Py_ssize_t t, n = 0
+    cdef double d0, d1
+    cdef float f0, f1
+    cdef uint64_t u, v
+    cdef uint32_t u32, v32
+    if c.floats and c.part == 8:
+        for t in range(count):
+            memcpy(&d0, x + 8 * t, 8)
+            memcpy(&d1, y + 8 * t, 8)
+            n += d0 != d1      # (IEEE's: true for a NaN)
+    elif c.floats and c.part == 4:
+        for t in range(count):
+            memcpy(&f0, x + 4 * t, 4)
+            memcpy(&f1, y + 4 * t, 4)
+            n += f0 != f1
+    elif not c.floats and c.part == 8:
+        for t in range(count):
+            memcpy(&u, x + 8 * t, 8)
+            memcpy(&v, y + 8 * t, 8)
+            n += u != v
+    elif not c.floats and c.part == 4:
+        for t in range(count):
+            memcpy(&u32, x + 4 * t, 4)
+            memcpy(&v32, y + 4 * t, 4)
+            n += u32 != v32
+    else:                      # float16, 1- and 2-byte integers
+        for t in range(count):
+            n += not same_bits(number(x + c.part * t, c.part),
+                               number(y + c.part * t, c.part), c)
+    return n
+
+
+cdef Py_ssize_t compare_tile(elem_t *tag, char **drow, Py_ssize_t dstep,
+                             const char **scol, Py_ssize_t sstep, Py_ssize_t i0,
+                             Py_ssize_t i1, Py_ssize_t j0, Py_ssize_t j1,
+                             Py_ssize_t a, Py_ssize_t b, Py_ssize_t w,
+                             const Check *c, char *buf,
+                             Py_ssize_t ahead) noexcept nogil:
+    """across_tile's elements compared with those at drow[i - i0] + j * dstep
+    (contiguous: dstep == w) instead of written there: how many of their
+    numbers differ (Check)."""
+    cdef Py_ssize_t i, lo, hi, n = 0, line = (j1 - j0) * w
+    gather_tile(tag, scol, sstep, i0, i1, j0, j1, a, b, w, NULL, buf, ahead)
+    for i in range(i0, i1):
+        lo = clip(i + a, j0, j1)
+        hi = clip(i + b + 1, lo, j1)
+        n += differ(drow[i - i0] + lo * w, buf + (i - i0) * line + (lo - j0) * w,
+                    (hi - lo) * (w // c.part), c)
+    return n
+
+
+cdef inline void put(elem_t *tag, char *d, Py_ssize_t ds, const char *s,
+                     Py_ssize_t ss, Py_ssize_t count, Py_ssize_t w,
+                     bint stream) noexcept nogil:
+    """copy_elems, with streaming stores where `stream` and both sides are
+    contiguous."""
+    if stream and ds == w and ss == w and count > 0:
+        trilu_stream_row(d, s, 0, count * w, count * w, _zeros32)
+    else:
+        copy_elems(tag, d, ds, s, ss, count, w)
+
+
+cdef inline void unpacked_row(elem_t *tag, const Job *job, char *d,
+                              const char *line, Py_ssize_t lo, Py_ssize_t hi,
+                              const char *xor, Py_ssize_t xlo,
+                              Py_ssize_t xhi) noexcept nogil:
+    """Row d of an UNPACK but its span [xlo, xhi) read across (at an end of
+    the row, or empty): the span [lo, hi) from its packed line (element p at
+    line + p * step), XOR `xor` where given, and the fill elsewhere (none
+    into zero pages); in one pass of streaming stores where job.stream."""
+    cdef Py_ssize_t w = job.width, cols = job.cols, ds = job.dst_col
+    cdef Py_ssize_t step = job.src_col, r0 = 0, r1 = cols
+    if hi <= lo:
+        lo = hi = xhi if xlo == 0 else 0
+    if job.stream and xor == NULL and step == w:
+        if xhi > xlo:          # the rest of the row: one run
+            if xlo == 0:
+                r0 = xhi
+            else:
+                r1 = xlo
         if job.fill_rest:
-            if lo > 0:
-                fill_bytes(d + (i - b0) * job.dst_row, lo * w, job.fill)
-            if hi < cols:
-                fill_bytes(d + (i - b0) * job.dst_row + hi * w, (cols - hi) * w,
-                           job.fill)
-        if hi > lo:
-            first[0] = min(first[0], lo)
-            last[0] = max(last[0], hi)
-
-
-cdef inline void column_rows(const Job *job, Part part, Py_ssize_t j, Py_ssize_t b0,
-                             Py_ssize_t b1, Py_ssize_t *top,
-                             Py_ssize_t *bottom) noexcept nogil:
-    """The rows [top, bottom) of [b0, b1) that keep column j: those with
-    j - b <= i <= j - a, clamped: two bounds, no test per element."""
-    top[0] = b0
-    bottom[0] = b1
-    if part == CROSSED:
-        top[0] = clip(j - job.b, b0, b1)
-        bottom[0] = clip(j - job.a + 1, top[0], b1)
+            trilu_stream_row(d + r0 * w, line + r0 * w, (lo - r0) * w,
+                             (hi - r0) * w, (r1 - r0) * w, job.fill.pattern)
+        elif hi > lo:
+            put(tag, d + lo * w, w, line + lo * w, w, hi - lo, w, True)
+        return
+    if job.fill_rest:
+        fill_gaps(tag, d, ds, w, cols, lo, hi, xlo, xhi, job.fill)
+    if xor != NULL:
+        copy_xor(tag, d + lo * ds, ds, line + lo * step, step, hi - lo, w, xor)
+    else:
+        copy_elems(tag, d + lo * ds, ds, line + lo * step, step, hi - lo, w)
 
 
 cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                      Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
-    """Rows [r0, r1) of a matrix with contiguous dst rows whose src runs down
-    its columns (a transposed read), a tile of rows at a time: the filled
-    parts first (tile_head), then the kept parts a column at a time, so each
-    column reads one run of src. Elements of TILE_DIRECT_WIDTH bytes or more
-    go straight to dst, TILE_DIRECT_ROWS rows at a time; narrower ones need
-    more rows per run, whose lines would evict one another in cache at a
-    power-of-two row stride, so a square tile is gathered into a buffer in
-    cache and each of its rows goes out with one memcpy."""
-    cdef Py_ssize_t b0, b1, c0, c1, i, j, lo, hi, top, bottom, first, last
-    cdef Py_ssize_t w = job.width, ss = job.src_col, sr = job.src_row
-    cdef Py_ssize_t dr = job.dst_row
-    cdef bint direct = w >= TILE_DIRECT_WIDTH
-    cdef Py_ssize_t side = TILE_DIRECT_ROWS if direct else tile_side(w)
-    cdef Py_ssize_t line = side * w
-    cdef const char *s
+    """Rows [r0, r1) of a TILED job, the one transposed walk, a strip of
+    across_rows at a time: what each row reads along (a packed line, or a
+    matrix row) and its fill, then what the strip reads across by tiles: a
+    band's src down its columns, the packed lines' columns, PACK's matrix
+    down its columns, or a checked PACK's transpose. A band walked `across`
+    instead writes the strip's src rows across, into dst's rows that run
+    down the walk's columns; a mirrored UNPACK writes the strip's own lines,
+    still in cache, across: the other band, down the strip's columns of
+    every row."""
+    cdef Py_ssize_t w = job.width, cols = job.cols, side = across_rows(w)
+    cdef Py_ssize_t width = across_cols(w)
+    cdef bint pack = job.packed == PACK, band = job.packed == UNPACKED
+    cdef Py_ssize_t step = job.dst_col if pack else job.src_col   # packed side's
+    # the band read across: the kept one (a band's, PACK's, or that of lines
+    # that are columns), else the mirrored one
+    cdef bint kept_across = band or pack or job.columns
+    cdef Py_ssize_t ta = job.a if kept_across else job.ma
+    cdef Py_ssize_t tb = job.b if kept_across else job.mb
+    cdef const char *txor = job.xor if band or not kept_across else NULL
+    # the tiles' steps: along dst's rows (drow), down src's columns (scol)
+    cdef Py_ssize_t dstep = job.src_col if job.check != NULL else (
+        step if pack else job.dst_col)
+    cdef Py_ssize_t sstep = job.src_col if job.check != NULL else (
+        job.src_row if pack or band else step)
+    cdef Py_ssize_t b0, b1, c0, c1, i, j, lo, hi, mlo, mhi, first, last, ahead
+    cdef Py_ssize_t unequal = 0, nonzero = 0
+    cdef char *drow[ACROSS_MAX]
+    cdef const char *scol[ACROSS_MAX + ACROSS_AHEAD]
+    cdef char buf[ACROSS_TILE_BYTES]
+    cdef const char *src = job.src + so
+    cdef const char *x
     cdef char *d
-    cdef char buf[TILE_BYTES]
-    cdef elem_t v
-    cdef Py_ssize_t first_all = job.cols, last_all = 0
-    if direct:
-        # the fills of every strip of rows, then the kept parts a block of
-        # columns at a time, strip by strip
-        b0 = r0
-        while b0 < r1:
-            b1 = min(b0 + side, r1)
-            tile_head(job, job.dst + do + b0 * dr, b0, b1, part, &first, &last)
-            first_all = min(first_all, first)
-            last_all = max(last_all, last)
-            b0 = b1
-        c0 = first_all
-        while c0 < last_all:
-            c1 = min(c0 + TILE_DIRECT_COLS, last_all)
-            b0 = r0
-            while b0 < r1:
-                b1 = min(b0 + side, r1)
-                s = job.src + so + b0 * sr
-                d = job.dst + do + b0 * dr
-                for j in range(c0, c1):
-                    # the source line of a column a few ahead: lines a row
-                    # stride apart are nothing a hardware prefetcher follows
-                    trilu_prefetch(s + (j + TILE_PREFETCH_COLS) * ss)
-                    column_rows(job, part, j, b0, b1, &top, &bottom)
-                    if job.xor != NULL:
-                        copy_xor(tag, d + (top - b0) * dr + j * w, dr,
-                                 s + (top - b0) * sr + j * ss, sr, bottom - top, w,
-                                 job.xor)
-                        continue
-                    for i in range(top - b0, bottom - b0):
-                        if elem_t is any_width:
-                            memcpy(d + i * dr + j * w, s + i * sr + j * ss, w)
-                        else:
-                            memcpy(&v, s + i * sr + j * ss, sizeof(elem_t))
-                            memcpy(d + i * dr + j * sizeof(elem_t), &v,
-                                   sizeof(elem_t))
-                b0 = b1
-            c0 = c1
-        return
     b0 = r0
     while b0 < r1:
         b1 = min(b0 + side, r1)
-        s = job.src + so + b0 * sr
-        d = job.dst + do + b0 * dr
-        tile_head(job, d, b0, b1, part, &first, &last)
+        first = cols
+        last = 0
+        for i in range(b0, b1):
+            row_span(part, job.a, job.b, cols, i, &lo, &hi)
+            mlo = mhi = 0
+            if job.mirror:
+                row_span(CROSSED, job.ma, job.mb, cols, i, &mlo, &mhi)
+            if job.check != NULL:  # packed along, compared with the transpose
+                d = <char *>src + i * job.src_row
+                drow[i - b0] = d
+                copy_elems(tag, job.dst + do + packed_line(job, i, step) + lo * step,
+                           step, d + lo * job.src_col, job.src_col, hi - lo, w)
+                if i < cols:   # the diagonal: x == x (no NaN), x == 0
+                    x = d + i * job.src_col
+                    if differ(x, x, w // job.check.part, job.check):
+                        unequal += 1
+                    elif differ(x, <const char *>_zeros32, w // job.check.part,
+                                job.check):
+                        nonzero += 1
+            elif pack:         # (PACK's matrix, read across)
+                drow[i - b0] = job.dst + do + packed_line(job, i, step)
+            elif band:         # the fill along; the band, across
+                d = job.dst + do + i * job.dst_row
+                drow[i - b0] = d
+                if job.fill_rest:
+                    fill_gaps(tag, d, dstep, w, cols, lo, hi, 0, 0, job.fill)
+                if not job.copy_kept:
+                    hi = lo    # (in place: kept already)
+            else:
+                d = job.dst + do + i * job.dst_row
+                drow[i - b0] = d
+                if job.columns:    # the mirrored span along row i's line
+                    unpacked_row(tag, job, d, src + packed_line(job, i, step),
+                                 mlo, mhi, job.xor, lo, hi)
+                else:              # the kept one
+                    unpacked_row(tag, job, d, src + packed_line(job, i, step),
+                                 lo, hi, NULL, mlo, mhi)
+            if job.mirror and job.columns:     # the span of line i, a column's
+                row_span(CROSSED, -job.b, -job.a, job.rows, i, &lo, &hi)
+            elif not job.mirror and not kept_across:
+                lo, hi = mlo, mhi
+            if hi > lo:
+                first = min(first, lo)
+                last = max(last, hi)
+        if job.mirror or job.across:
+            # The strip's runs written across: line i's element p goes to row
+            # p, column i (the lines just read along, read again from cache;
+            # the strip's rows get theirs from the lines of other strips), or
+            # src row i's element j to dst's run j, at i (the rows after the
+            # strip fetched ahead, into the first tile).
+            ahead = 0 if job.mirror else min(ACROSS_AHEAD, r1 - b1)
+            for i in range(b0, b1 + ahead):
+                scol[i - b0] = src + (packed_line(job, i, step) if job.mirror
+                                      else i * job.src_row)
+            c0 = first
+            while c0 < last:
+                c1 = min(c0 + width, last)
+                for j in range(c0, c1):
+                    drow[j - c0] = job.dst + do + j * (
+                        job.dst_row if job.mirror else job.dst_col)
+                if job.mirror:
+                    across_tile(tag, drow, dstep, scol, sstep, c0, c1, b0, b1, ta,
+                                tb, w, txor, buf, 0, job.stream)
+                else:
+                    across_tile(tag, drow, job.dst_row, scol, job.src_col, c0, c1,
+                                b0, b1, -job.b, -job.a, w, txor, buf, ahead, False)
+                c0 = c1
+            b0 = b1
+            continue
         c0 = first
         while c0 < last:
-            c1 = min(c0 + side, last)
-            for j in range(c0, c1):
-                column_rows(job, part, j, b0, b1, &top, &bottom)
-                for i in range(top - b0, bottom - b0):
-                    if elem_t is any_width:
-                        memcpy(buf + i * line + (j - c0) * w, s + i * sr + j * ss, w)
-                    else:
-                        memcpy(&v, s + i * sr + j * ss, sizeof(elem_t))
-                        memcpy(buf + i * line + (j - c0) * sizeof(elem_t), &v,
-                               sizeof(elem_t))
-            for i in range(b0, b1):
-                row_span(part, job.a, job.b, job.cols, i, &lo, &hi)
-                lo = max(lo, c0)
-                hi = min(hi, c1)
-                if hi > lo:
-                    memcpy(d + (i - b0) * dr + lo * w,
-                           buf + (i - b0) * line + (lo - c0) * w, (hi - lo) * w)
+            c1 = min(c0 + width, last)
+            for j in range(c0, min(c1 + ACROSS_AHEAD, last)):
+                if job.check != NULL:  # row j, as the transpose's column
+                    scol[j - c0] = src + j * job.src_row
+                elif pack or band:
+                    scol[j - c0] = src + j * job.src_col
+                else:
+                    scol[j - c0] = src + packed_line(job, j, step)
+            if job.check != NULL:
+                unequal += compare_tile(tag, drow, dstep, scol, sstep, b0, b1, c0,
+                                        c1, ta, tb, w, job.check, buf,
+                                        min(ACROSS_AHEAD, last - c1))
+            else:
+                across_tile(tag, drow, dstep, scol, sstep, b0, b1, c0, c1, ta, tb,
+                            w, txor, buf, min(ACROSS_AHEAD, last - c1), False)
             c0 = c1
         b0 = b1
+    if unequal:
+        trilu_fetch_add(&job.found[0], unequal)
+    if nonzero:
+        trilu_fetch_add(&job.found[1], nonzero)
 
 
 cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
@@ -407,61 +634,6 @@ cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
             trilu_stream_row(d + lo, s + lo, 0, hi - lo, hi - lo, f.pattern)
         s += src_row
         d += dst_row
-
-
-cdef void each_row(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
-                   Py_ssize_t r1, Part part) noexcept nogil:
-    """Rows [r0, r1) of a matrix one at a time (a tile at a time where TILED),
-    by the specialization for the element width where they are strided."""
-    cdef Py_ssize_t w = job.width
-    if job.method == TILED:
-        if w == 8:
-            tiled_rows(<uint64_t *>NULL, job, so, do, r0, r1, part)
-        elif w == 4:
-            tiled_rows(<uint32_t *>NULL, job, so, do, r0, r1, part)
-        elif w == 2:
-            tiled_rows(<uint16_t *>NULL, job, so, do, r0, r1, part)
-        elif w == 1:
-            tiled_rows(<uint8_t *>NULL, job, so, do, r0, r1, part)
-        elif w == 16:
-            tiled_rows(<u128 *>NULL, job, so, do, r0, r1, part)
-        else:
-            tiled_rows(<any_width *>NULL, job, so, do, r0, r1, part)
-    elif job.method != STRIDED:
-        contiguous_rows(job, so, do, r0, r1, part)
-    elif w == 8:
-        strided_rows(<uint64_t *>NULL, job, so, do, r0, r1, part)
-    elif w == 4:
-        strided_rows(<uint32_t *>NULL, job, so, do, r0, r1, part)
-    elif w == 2:
-        strided_rows(<uint16_t *>NULL, job, so, do, r0, r1, part)
-    elif w == 1:
-        strided_rows(<uint8_t *>NULL, job, so, do, r0, r1, part)
-    elif w == 16:
-        strided_rows(<u128 *>NULL, job, so, do, r0, r1, part)
-    else:
-        strided_rows(<any_width *>NULL, job, so, do, r0, r1, part)
-
-
-cdef void bulk(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
-               Py_ssize_t r1, bint kept) noexcept nogil:
-    """Rows [r0, r1) of a matrix, wholly kept or wholly filled: one memcpy or
-    fill where the rows are contiguous; nothing to write in place (kept) or
-    into zero pages (filled)."""
-    cdef Py_ssize_t n = (r1 - r0) * job.cols * job.width
-    cdef Py_ssize_t low = r0 if job.dst_row > 0 else r1 - 1  # the run's first
-    cdef char *d = job.dst + do + low * job.dst_row
-    cdef const char *s = job.src + so + low * job.src_row
-    if kept and not job.copy_kept or not kept and not job.fill_rest:
-        return
-    if not (job.bulk_src and job.xor == NULL if kept else job.bulk_dst):
-        each_row(job, so, do, r0, r1, KEPT if kept else FILLED)
-    elif job.stream:
-        trilu_stream_row(d, s, 0, n if kept else 0, n, job.fill.pattern)
-    elif kept:
-        memcpy(d, s, n)
-    else:
-        fill_bytes(d, n, job.fill)
 
 
 # --- masks ------------------------------------------------------------------------
@@ -531,99 +703,55 @@ cdef void build_mask(const Job *job, char *mask) noexcept nogil:
             memcpy(fill + i * job.matrix_bytes, fill, job.matrix_bytes)
 
 
-cdef void crossed(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
-                  Py_ssize_t r1) noexcept nogil:
-    """Rows [r0, r1) of a matrix's crossed runs."""
-    cdef Py_ssize_t row = job.cols * job.width
-    cdef Py_ssize_t at = mask_at(job, r0)
-    cdef const char *fill = NULL
-    if job.method == ROWS:     # (inlined here with the part known)
-        contiguous_rows(job, so, do, r0, r1, CROSSED)
-    elif job.method != BAND_MASK:
-        each_row(job, so, do, r0, r1, CROSSED)
-    else:
-        if job.fill_mask != NULL:
-            fill = job.fill_mask + at
-        if job.stream:
-            trilu_stream_and(job.dst + do + r0 * row, job.src + so + r0 * row,
-                             job.mask + at, fill, (r1 - r0) * row)
-        else:
-            and_bytes(job.dst + do + r0 * row, job.src + so + r0 * row,
-                      job.mask + at, fill, (r1 - r0) * row)
+# --- masks from nothing (MASK) --------------------------------------------------------
+
+cdef enum:
+    # A mask's crossed rows whose band is this narrow are written as one fill
+    # of their whole run, then the band over it: a fill call's fixed cost is
+    # that of writing about this many bytes from cache. (Not for streamed
+    # results, where each byte goes to memory.)
+    MASK_OVER_BYTES = 1024
 
 
-# --- chunks of work -----------------------------------------------------------------
-
-cdef struct Chunk:             # a run of work: units [start, stop)
-    const Job *job
-    Py_ssize_t start, stop     # matrices (MATRICES) or rows of the flat batch
-
-
-cdef void runs_chunk(const Chunk *c) noexcept nogil:
-    """Rows [start, stop) of the flattened (batch, row) index, run by run: the
-    wholly kept and wholly filled rows of each matrix in bulk, the crossed
-    rows by the job's method."""
-    cdef const Job *job = c.job
-    cdef Py_ssize_t idx[MAX_BATCH_DIMS]
-    cdef Py_ssize_t so, do, stop, lo, hi, unit = c.start
-    cdef Py_ssize_t rows = job.rows
-    cdef Py_ssize_t first = unit % rows
-    cdef int r
-    cdef Part part
-    batch_seek(job, unit // rows, idx, &so, &do)
-    while unit < c.stop:
-        stop = min(rows, first + c.stop - unit)
-        for r in range(RUNS):
-            lo = max(first, job.edge[r])
-            hi = min(stop, job.edge[r + 1])
-            if lo < hi:
-                part = run_part(r)
-                if job.packed != UNPACKED:
-                    packed_rows(job, so, do, lo, hi, part)
-                elif part == CROSSED:
-                    crossed(job, so, do, lo, hi)
-                else:
-                    bulk(job, so, do, lo, hi, part == KEPT)
-        unit += stop - first
-        first = 0
-        batch_next(job, idx, &so, &do)
-    if job.stream:
-        trilu_stream_fence()
-
-
-cdef void matrices_chunk(const Chunk *c) noexcept nogil:
-    """Matrices [start, stop), each contiguous, ANDed whole with the keep-mask
-    (and ORed with the fill-mask)."""
-    cdef const Job *job = c.job
-    cdef Py_ssize_t idx[MAX_BATCH_DIMS]
-    cdef Py_ssize_t so, do, _, count, left, size = job.matrix_bytes
-    if job.flat:
-        # one run: a block of matrices per pass of the (repeated) masks
-        so = c.start * size
-        left = c.stop - c.start
-        while left > 0:
-            count = min(left, job.block)
-            if job.stream:
-                trilu_stream_and(job.dst + so, job.src + so, job.mask,
-                                 job.fill_mask, count * size)
-            else:
-                and_bytes(job.dst + so, job.src + so, job.mask, job.fill_mask,
-                          count * size)
-            so += count * size
-            left -= count
-        if job.stream:
-            trilu_stream_fence()
+cdef inline void fill_part(char *d, Py_ssize_t n, Fill f, bint stream) noexcept nogil:
+    """n bytes from d get f: with streaming stores (a row with nothing kept),
+    or by fill_bytes."""
+    if n <= 0:
         return
-    batch_seek(job, c.start, idx, &so, &do)
-    for _ in range(c.start, c.stop):
-        and_bytes(job.dst + do, job.src + so, job.mask, job.fill_mask, size)
-        batch_next(job, idx, &so, &do)
-
-
-cdef void run_chunk(const Chunk *c) noexcept nogil:
-    if c.job.method == MATRICES and c.job.packed != UNPACKED:
-        packed_matrices(c.job, c.start, c.stop)
-    elif c.job.method == MATRICES:
-        matrices_chunk(c)
+    if stream:
+        trilu_stream_row(d, NULL, 0, 0, n, f.pattern)
     else:
-        runs_chunk(c)
+        fill_bytes(d, n, f)
+
+
+cdef void mask_rows(const Job *job, Py_ssize_t do, Py_ssize_t r0, Py_ssize_t r1,
+                    Part part) noexcept nogil:
+    """Rows [r0, r1) of a MASK job (C-ordered): a run of filled or kept rows
+    is one fill of its value; crossed rows alternate keep and fill, a row's
+    tail and the next row's head one fill, as they touch. A value left to
+    zero pages (copy_kept or fill_rest off) is not written."""
+    cdef Py_ssize_t i, lo, hi, w = job.width, n = job.cols * job.width
+    cdef bint keep = job.copy_kept, rest = job.fill_rest, stream = job.stream
+    cdef char *d = job.dst + do + r0 * n
+    cdef char *pending = d     # where the fill not yet written starts
+    if part == KEPT:
+        if keep:
+            fill_part(d, (r1 - r0) * n, job.keep, stream)
+        return
+    if part == FILLED:
+        if rest:
+            fill_part(d, (r1 - r0) * n, job.fill, stream)
+        return
+    if rest and keep and not stream and (job.b - job.a + 1) * w <= MASK_OVER_BYTES:
+        fill_part(d, (r1 - r0) * n, job.fill, stream)   # a narrow band: over it
+        rest = False
+    for i in range(r0, r1):
+        row_span(CROSSED, job.a, job.b, job.cols, i, &lo, &hi)
+        if rest:
+            fill_part(pending, d + lo * w - pending, job.fill, stream)
+        if keep:
+            fill_part(d + lo * w, (hi - lo) * w, job.keep, stream)
+        pending = d + hi * w
+        d += n
+    if rest:
+        fill_part(pending, d - pending, job.fill, stream)

@@ -2,9 +2,10 @@
 whose rows are contiguous, as numpy's C-ordered result of a Fortran or
 transposed input, for matrices large enough to take it (1 MiB and more).
 
-Elements of 8 bytes go straight to the result; narrower ones, odd widths
-included, through the tile's buffer. Each is checked bit for bit against
-numpy, fresh and into out=, on 1 and 4 threads, with k inside and beyond.
+Every width, odd ones included, goes through the tile's buffer (the
+transposed walk pack, unpack and squareform share). Each is checked bit for
+bit against numpy, fresh and into out=, on 1 and 4 threads, with k inside
+and beyond.
 """
 
 from __future__ import annotations
