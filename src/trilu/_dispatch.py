@@ -245,7 +245,7 @@ def like(
     like: Any,
     name: str,
     handed: tuple[Callable[..., Any], dict[str, Any]] | None = None,
-) -> Any:
+) -> AnyArray | None:
     """A creation function's result, ``make()``, as an array of like's
     library: by DLPack for a CPU array that speaks it (on like's device).
 
@@ -267,19 +267,23 @@ def like(
                 f"{name}: chunks= makes a dask array, like= an array of "
                 f"{_name(type(like))}'s library: give one of them"
             )
-        return crossing.from_numpy(make(), like)
+        made: SupportsDLPack = crossing.from_numpy(make(), like)
+        return made
     if handed is None or numpy_answers(like):
         return None
     function, kwargs = handed
     if found is DASK:
-        return function(**{**kwargs, "chunks": kwargs.get("chunks") or "auto"})
+        lazy: AnyArray = function(
+            **{**kwargs, "chunks": kwargs.get("chunks") or "auto"}
+        )
+        return lazy
     cls = type(like)
     if getattr(cls, "__array_function__", None) is None:
         raise TypeError(  # numpy's message
             "The `like` argument must be an array-like that implements the "
             "`__array_function__` protocol."
         )
-    result = like.__array_function__(function, (cls,), (), kwargs)
+    result: AnyArray = like.__array_function__(function, (cls,), (), kwargs)
     if result is NotImplemented:  # numpy's message
         raise TypeError(
             f"no implementation found for 'trilu.{name}' on types that "

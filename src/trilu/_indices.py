@@ -27,9 +27,10 @@ from . import _dispatch, _kernel, _private, _validate
 
 if TYPE_CHECKING:
     from numpy._typing import _DTypeLike
-    from numpy.typing import DTypeLike, NDArray
+    from numpy.typing import DTypeLike
 
     from ._typing import (
+        AnyArray,
         Array2D,
         HasShapeAndNDim,
         Indices,
@@ -190,7 +191,7 @@ def tri(
     dtype: DTypeLike | None = float,
     *,
     like: SupportsArrayFunc | SupportsDLPack | None = None,
-) -> NDArray[Any] | SupportsDLPack:
+) -> AnyArray:
     """An array with ones at and below the k-th diagonal: ``numpy.tri``, bit
     for bit.
 

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from . import _api, _dispatch, _pack
@@ -46,10 +47,19 @@ def _adjoint(name: str, function: Callable[..., Any], shape: tuple[int, ...],
              values: dict[str, Any], g: Any) -> Any:  # fmt: skip
     """The cotangent of the input (of this shape) from the result's, g."""
     if name == "pack":
-        k, upper = values["k"], values["upper"]
-        grad = _pack.unpack(g, shape[-2], shape[-1], k, upper=upper)
+        k, upper, order = values["k"], values["upper"], values["order"]
+        grad = _pack.unpack(g, shape[-2], shape[-1], k, upper=upper, order=order)
     elif name == "unpack":
-        grad = _pack.pack(g, values["k"], upper=values["upper"])
+        k, upper, order = values["k"], values["upper"], values["order"]
+        grad = _pack.pack(g, k, upper=upper, order=order)
+        mirror = values["mirror"]
+        if mirror:  # plus the gradients of the mirrored elements
+            other = jnp.swapaxes(g, -1, -2)
+            other = jnp.conj(other) if mirror == "conj" else other
+            lo, hi = _pack.mirrored_band(k, upper)
+            grad = grad + _pack.pack(
+                _api.band(other, lo, hi), k, upper=upper, order=order
+            )
     elif name == "mirror":
         upper, conj = values["upper"], values["conj"]
         other = _api.mirror(g, upper=not upper, conj=conj)
@@ -113,4 +123,15 @@ def call(
         )
     if not isinstance(x, jax.core.Tracer):
         return _DLPACK.call(function, x, args, kwargs, None)
+    if function not in _TRACED:
+        raise TypeError(
+            f"{function.__name__} cannot be traced (jax.jit, jax.vmap, "
+            "jax.grad): call it on a concrete array"
+        )
     return _traced(function, args, kwargs)(x)
+
+
+# the functions with a result shape (_pack.result_shape) and an adjoint here
+_TRACED = frozenset(
+    (_api.triu, _api.tril, _api.band, _api.trilu, _api.mirror, _pack.pack, _pack.unpack)
+)

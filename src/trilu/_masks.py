@@ -23,7 +23,14 @@ if TYPE_CHECKING:
     from numpy._typing import _DTypeLike
     from numpy.typing import DTypeLike
 
-    from ._typing import AnyArray, Array2D, ScalarT, SupportsArrayFunc, SupportsDLPack
+    from ._typing import (
+        AnyArray,
+        Array2D,
+        DaskArray,
+        ScalarT,
+        SupportsArrayFunc,
+        SupportsDLPack,
+    )
 
 _ndarray = np.ndarray
 
@@ -55,7 +62,7 @@ def _mask(
     fill: np.ndarray,
     chunks: Any,
     name: str,
-) -> Any:
+) -> AnyArray:
     """The mask of validated arguments: a dask array with chunks, else numpy's."""
     dtype = keep.dtype
     if max(rows, cols, rows * cols * dtype.itemsize) > sys.maxsize:
@@ -63,7 +70,8 @@ def _mask(
     if chunks is not None:
         from . import _dask  # noqa: PLC0415  (dask is optional: only now)
 
-        return _dask.mask(rows, cols, lo, hi, keep, fill, chunks, name)
+        lazy: DaskArray = _dask.mask(rows, cols, lo, hi, keep, fill, chunks, name)
+        return lazy
     return numpy_mask(rows, cols, lo, hi, keep, fill)
 
 
@@ -222,8 +230,9 @@ def band_mask(
            [ 7,  7,  7]], dtype=int8)
     """
     if like is not None and type(like) is not _ndarray:
-        kwargs = {"n": n, "m": m, "lo": lo, "hi": hi, "dtype": dtype, "keep": keep,
-                  "fill": fill, "chunks": chunks}  # fmt: skip
+        kwargs: dict[str, Any] = {"n": n, "m": m, "lo": lo, "hi": hi,
+                                  "dtype": dtype, "keep": keep, "fill": fill,
+                                  "chunks": chunks}  # fmt: skip
         made = _dispatch.like(
             lambda: band_mask(**kwargs), like, "band_mask", (band_mask, kwargs)
         )
@@ -398,8 +407,9 @@ def attention_mask(
            [-inf, -inf,   0.,   0.]], dtype=float32)
     """
     if like is not None and type(like) is not _ndarray:
-        kwargs = {"q_len": q_len, "k_len": k_len, "window": window, "align": align,
-                  "dtype": dtype, "chunks": chunks}  # fmt: skip
+        kwargs: dict[str, Any] = {"q_len": q_len, "k_len": k_len,
+                                  "window": window, "align": align,
+                                  "dtype": dtype, "chunks": chunks}  # fmt: skip
         made = _dispatch.like(
             lambda: attention_mask(**kwargs),
             like,

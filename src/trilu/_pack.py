@@ -33,6 +33,12 @@ def band_of(k: int, upper: bool) -> tuple[int | None, int | None]:
     return (k, None) if upper else (None, k)
 
 
+def mirrored_band(k: int, upper: bool) -> tuple[int | None, int | None]:
+    """The band of triu(k) (upper) or tril(k) whose transposes are not kept:
+    the elements that unpack's mirror= also writes across the diagonal."""
+    return (max(k, 1 - k), None) if upper else (None, min(k, -1 - k))
+
+
 def packed_shape(
     shape: tuple[int, ...], lo: int | None, hi: int | None
 ) -> tuple[int, ...]:

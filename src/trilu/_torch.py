@@ -157,10 +157,16 @@ def call(
         and not torch.compiler.is_compiling()
     ):
         return direct(function, x, args, kwargs, out)
+    name = function.__name__
     if out is not None:
         raise TypeError(
-            f"{function.__name__}(out=) is not differentiable nor traceable: "
+            f"{name}(out=) is not differentiable nor traceable: "
             "call it without out= under autograd and torch.compile"
+        )
+    if function not in _FUNCTIONS:
+        raise TypeError(
+            f"{name} has no gradient and no torch.compile operation: call it on "
+            "a tensor that needs no grad (detach it), outside torch.compile"
         )
     return _OPS[function](x, *args, **kwargs)
 
@@ -181,7 +187,9 @@ _TYPES = {
     "m": "int?",
     "fill": "Scalar?",
     "order": "str?",
+    "mirror": "str",  # False, True or "conj", as its str (_MIRRORS)
 }
+_MIRRORS = {"False": False, "True": True, "conj": "conj"}
 _FUNCTIONS = (
     _api.triu,
     _api.tril,
@@ -227,9 +235,16 @@ def _grad(name: str, g: Tensor, shape: Any, values: dict[str, Any]) -> Tensor:
         )
     elif name == "pack":
         rows, cols = shape[-2:]
-        grad = ops.unpack(g, rows, cols, values["k"], values["upper"], None)
+        k, upper, order = values["k"], values["upper"], values["order"]
+        grad = ops.unpack(g, rows, cols, k, upper, order, None, "False")
     else:  # unpack
-        grad = ops.pack(g, values["k"], values["upper"])
+        k, upper, order = values["k"], values["upper"], values["order"]
+        grad = ops.pack(g, k, upper, order)
+        mirror = _MIRRORS[values["mirror"]]
+        if mirror:  # plus the gradients of the mirrored elements
+            other = g.mT.conj() if mirror == "conj" else g.mT
+            lo, hi = _pack.mirrored_band(k, upper)
+            grad = grad + ops.pack(ops.band(other, lo, hi, None, "C"), k, upper, order)
     if len(shape) == 1 and name != "unpack":  # the rows of an N x N matrix: summed
         grad = grad.sum(-2)
     return grad
@@ -247,6 +262,8 @@ def _register(function: Callable[..., Any]) -> Any:
         kwargs = dict(zip(keywords, values[len(positional) :], strict=True))
         if "order" in kwargs and kwargs["order"] is None:
             kwargs["order"] = "C"  # the layout the fake implementation gives
+        if "mirror" in kwargs:
+            kwargs["mirror"] = _MIRRORS[kwargs["mirror"]]
         result: Tensor = direct(function, x, args, kwargs, None)
         return result
 
@@ -282,7 +299,9 @@ def _call_op(op: Any, function: Callable[..., Any]) -> Callable[..., Tensor]:
     keywords = _dispatch.parameters(function)[1]
 
     def run(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        values = [_clamp(v) for v in args] + [kwargs[key] for key in keywords]
+        values = [_clamp(v) for v in args] + [
+            str(kwargs[key]) if key == "mirror" else kwargs[key] for key in keywords
+        ]
         result: Tensor = op(x, *values)
         return result
 
