@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from numpy._typing import _ArrayLike
     from numpy.typing import ArrayLike, NDArray
 
-    from ._typing import AnyArray, ArrayT, Mirror, PackedOrder, ScalarT
+    from ._typing import AnyArray, ArrayT, Mirror, ScalarT
 
 _ndarray = np.ndarray
 
@@ -79,7 +79,7 @@ def pack(
     k: SupportsIndex = 0,
     *,
     upper: bool | np.bool_ = True,
-    order: PackedOrder = "C",
+    order: Literal["C", "F"] = "C",
     out: ArrayT,
 ) -> ArrayT: ...
 @overload
@@ -88,7 +88,7 @@ def pack(
     k: SupportsIndex = 0,
     *,
     upper: bool | np.bool_ = True,
-    order: PackedOrder = "C",
+    order: Literal["C", "F"] = "C",
     out: None = None,
 ) -> NDArray[ScalarT]: ...
 @overload
@@ -97,7 +97,7 @@ def pack(
     k: SupportsIndex = 0,
     *,
     upper: bool | np.bool_ = True,
-    order: PackedOrder = "C",
+    order: Literal["C", "F"] = "C",
     out: None = None,
 ) -> NDArray[Any]: ...
 def pack(
@@ -299,7 +299,7 @@ def unpack(
     k: SupportsIndex = 0,
     *,
     upper: bool | np.bool_ = True,
-    order: PackedOrder = "C",
+    order: Literal["C", "F"] = "C",
     fill: object = None,
     mirror: Mirror = False,
     out: ArrayT,
@@ -312,7 +312,7 @@ def unpack(
     k: SupportsIndex = 0,
     *,
     upper: bool | np.bool_ = True,
-    order: PackedOrder = "C",
+    order: Literal["C", "F"] = "C",
     fill: object = None,
     mirror: Mirror = False,
     out: None = None,
@@ -325,7 +325,7 @@ def unpack(
     k: SupportsIndex = 0,
     *,
     upper: bool | np.bool_ = True,
-    order: PackedOrder = "C",
+    order: Literal["C", "F"] = "C",
     fill: object = None,
     mirror: Mirror = False,
     out: None = None,

@@ -19,7 +19,6 @@ ArrayT = TypeVar("ArrayT", bound=np.ndarray[Any, Any])
 ScalarT = TypeVar("ScalarT", bound=np.generic)
 
 Order: TypeAlias = Literal["K", "A", "C", "F"] | None
-PackedOrder: TypeAlias = Literal["C", "F"]  # pack's and unpack's order=
 Mirror: TypeAlias = bool | np.bool_ | Literal["conj"]  # unpack's mirror=
 Array2D: TypeAlias = np.ndarray[tuple[int, int], np.dtype[ScalarT]]
 # numpy's _Indices2D: two 1-D intp arrays

@@ -103,6 +103,39 @@ assert_type(
     np.ndarray[tuple[int, int], np.dtype[np.int64]],
 )
 
+assert_type(trilu.pack(AR_f4, order="F"), npt.NDArray[np.float32])
+assert_type(trilu.unpack(AR_i8, k=1, mirror=True), npt.NDArray[np.int64])
+assert_type(trilu.unpack(AR_c16, order="F", mirror="conj"), npt.NDArray[np.complex128])
+assert_type(trilu.unpack(AR_f4, mirror=np.True_, out=OUT_f8), npt.NDArray[np.float64])
+
+assert_type(trilu.squareform(AR_f4), npt.NDArray[np.float32])
+assert_type(trilu.squareform(AR_i8, "tovector", checks=False), npt.NDArray[np.int64])
+assert_type(trilu.squareform(AR_LIKE_f, "tomatrix"), npt.NDArray[Any])
+
+assert_type(trilu.to_banded(AR_f4, 1, 2), npt.NDArray[np.float32])
+assert_type(trilu.to_banded(AR_LIKE_f, 0, np.int64(1)), npt.NDArray[Any])
+assert_type(
+    trilu.to_banded(AR_LIKE_i, 1, 1, out=OUT_2D_i8),
+    np.ndarray[tuple[int, int], np.dtype[np.int64]],
+)
+assert_type(trilu.from_banded(AR_i8, 1, 1, fill=0), npt.NDArray[np.int64])
+assert_type(trilu.from_banded(AR_LIKE_f, 1, 0, n=4), npt.NDArray[Any])
+assert_type(trilu.from_banded(AR_f4, 1, 1, n=4, out=OUT_f8), npt.NDArray[np.float64])
+
+# --- masks made from nothing --------------------------------------------------------
+# numpy's types for tri, bool by default; with chunks=, dask's array (Any)
+
+assert_type(trilu.band_mask(3), _Array2D[np.bool_])
+assert_type(trilu.band_mask(3, 4, -1, 1, dtype=np.float32), _Array2D[np.float32])
+assert_type(trilu.band_mask(3, dtype="f4", keep=0, fill=-np.inf), _Array2D[Any])
+assert_type(trilu.band_mask(3, None, None, 0, like=AR_f4), _Array2D[np.bool_])
+assert_type(trilu.band_mask(3, chunks=2), Any)
+
+assert_type(trilu.attention_mask(3, 5, window=2), _Array2D[np.bool_])
+assert_type(trilu.attention_mask(4, dtype=np.float16), _Array2D[np.float16])
+assert_type(trilu.attention_mask(4, align="top_left", dtype=float), _Array2D[Any])
+assert_type(trilu.attention_mask(4, chunks=(2, 2)), Any)
+
 # --- other libraries' arrays: each comes back as its own kind --------------------
 # (torch and JAX arrays join here)
 
