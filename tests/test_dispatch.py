@@ -26,7 +26,13 @@ ARRAY_FUNCTIONS = {
     "mirror": trilu.mirror,
     "pack": trilu.pack,
     "unpack": lambda x, **kw: trilu.unpack(x, 4, **kw),
+    "pack_f": lambda x, **kw: trilu.pack(x, 1, order="F", **kw),
+    "unpack_mirror": lambda x, **kw: trilu.unpack(x, 4, order="F", mirror=True, **kw),
+    "to_banded": lambda x, **kw: trilu.to_banded(x, 1, 2, **kw),
+    "from_banded": lambda x, **kw: trilu.from_banded(x, 2, 1, n=5, **kw),
+    "squareform": trilu.squareform,  # of a vector: the symmetric matrix
 }
+VECTORS = ("unpack", "unpack_mirror", "squareform")  # of packed vectors
 
 
 # --- numpy arrays never pay ----------------------------------------------------------
@@ -44,11 +50,12 @@ def test_numpy_arrays_never_reach_the_dispatch(
 
     monkeypatch.setattr(_dispatch, "call", fail)
     monkeypatch.setattr(_dispatch, "kind", fail)
-    x = np.arange(16.0).reshape(4, 4) if name != "unpack" else np.arange(10.0)
+    x = np.arange(10.0) if name in VECTORS else np.arange(16.0).reshape(4, 4)
     call = ARRAY_FUNCTIONS[name]
     call(x)
     call(x.astype(">f8"))
-    call(x, out=np.empty_like(call(x)))
+    if name != "squareform":  # (scipy's has no out=)
+        call(x, out=np.empty_like(call(x)))
     if name in ("triu", "tril", "band"):
         call(x, fill=-1.0)
     trilu.tri(3)
@@ -126,7 +133,7 @@ def test_dask_kind() -> None:
 @pytest.mark.parametrize("name", ARRAY_FUNCTIONS)
 def test_a_cpu_array_crosses_in_place_and_back(name: str, rng: Any) -> None:
     lib = cpu_namespace()
-    data = rng.random(10) if name == "unpack" else rng.random((4, 4))
+    data = rng.random(10) if name in VECTORS else rng.random((4, 4))
     got = ARRAY_FUNCTIONS[name](CPUArray(data, lib))
     assert type(got) is CPUArray
     assert got.data is lib.made[0]  # the kernel's result, not a copy
@@ -160,6 +167,21 @@ def test_tri_like_a_cpu_array() -> None:
     made = trilu.tri(3, 2, -1, dtype=np.int16, like=CPUArray([0], lib))
     assert type(made) is CPUArray
     assert_same(made.data, np.tri(3, 2, -1, dtype=np.int16))
+
+
+@pytest.mark.parametrize("function", [trilu.band_mask, trilu.attention_mask])
+def test_masks_like_a_cpu_array(function: Any) -> None:
+    """The masks' like= crosses as tri's: the library's array of the numpy
+    result's buffer; chunks= (a dask array) with it is a TypeError."""
+    lib = cpu_namespace()
+    made = function(4, 6, dtype=np.float32, like=CPUArray([0], lib))
+    assert type(made) is CPUArray
+    assert made.data is lib.made[0]
+    assert_same(made.data, function(4, 6, dtype=np.float32))
+    with pytest.raises(TypeError, match=r"chunks= makes a dask array, like= "):
+        function(4, 6, like=CPUArray([0], lib), chunks=2)
+    with pytest.raises(TypeError, match=r"\(like=\) got .* on device cuda:0"):
+        function(4, like=DeviceArray())
 
 
 # --- another device --------------------------------------------------------------------

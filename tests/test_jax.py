@@ -14,9 +14,11 @@ import numpy as np
 import pytest
 from _cases import (
     assert_same,
+    from_banded_oracle,
     make,
     mirror_oracle,
     pack_oracle,
+    to_banded_oracle,
     triangle_oracle,
     unpack_oracle,
 )
@@ -45,13 +47,41 @@ def test_bit_exact(dtype: str, rng: Any) -> None:
         for upper in (True, False):
             function = trilu.triu if upper else trilu.tril
             _check(function(x, k), x, triangle_oracle(src, k, upper))
-            packed = trilu.pack(x, k, upper=upper)
-            _check(packed, x, pack_oracle(src, k, upper))
-            exp = unpack_oracle(np.array(packed), 5, 5, k, upper)
-            _check(trilu.unpack(packed, 5, 5, k, upper=upper), x, exp)
+            for order in ("C", "F"):
+                packed = trilu.pack(x, k, upper=upper, order=order)
+                _check(packed, x, pack_oracle(src, k, upper, order))
+                for mirror in (False, True):
+                    v = np.array(packed)
+                    exp = unpack_oracle(v, 5, 5, k, upper, None, order, mirror)
+                    got = trilu.unpack(packed, 5, 5, k, upper=upper, order=order,
+                                       mirror=mirror)  # fmt: skip
+                    _check(got, x, exp)
+    ab = trilu.to_banded(x, 1, 2)
+    _check(ab, x, to_banded_oracle(src, 1, 2))
+    _check(trilu.from_banded(ab, 1, 2), x, from_banded_oracle(np.array(ab), 1, 2, 5))
     conj = src.dtype.kind == "c"
     _check(trilu.mirror(x, conj=conj), x, mirror_oracle(src, True, conj))
     _check(trilu.tril(x.mT, 1), x, triangle_oracle(np.swapaxes(src, -1, -2), 1, False))
+
+
+def test_storage_cannot_be_traced() -> None:
+    """to_banded, from_banded and squareform have no adjoint here: under
+    jax.jit a TypeError saying so."""
+    x = jnp.ones((4, 4))
+    for call in (
+        lambda z: trilu.to_banded(z, 1, 1),
+        lambda z: trilu.from_banded(z[:3], 1, 1),
+        lambda z: trilu.squareform(z[0, :3]),
+    ):
+        with pytest.raises(TypeError, match=r"cannot be traced \(jax.jit"):
+            jax.jit(call)(x)
+
+
+@pytest.mark.parametrize("function", [trilu.band_mask, trilu.attention_mask])
+def test_masks_like_a_jax_array(function: Any) -> None:
+    like = jnp.zeros(1)
+    _check(function(3, 4, dtype=np.float32, like=like), like,
+           function(3, 4, dtype=np.float32))  # fmt: skip
 
 
 def test_out_is_refused_saying_why() -> None:
@@ -75,6 +105,7 @@ CALLS = [
     ("trilu", (0, False), {}),
     ("mirror", (), {"upper": False}),
     ("pack", (1,), {"upper": True}),
+    ("pack", (-1,), {"upper": False, "order": "F"}),
 ]
 
 
@@ -109,6 +140,15 @@ def test_grad_of_unpack_and_of_a_1d_input() -> None:
 
     v = jnp.arange(1.0, 11.0)
     check_grads(lambda z: trilu.unpack(z, upper=False), (v,), order=1, modes=["rev"])
+    w = jnp.arange(1.0, 17.0) / 16  # (float32: small values, as test_grad's)
+    for upper, k in ((True, -1), (False, 0), (False, -2)):
+        for mirror, values in ((True, w), ("conj", w * (1 + 0.5j))):
+            count = len(np.triu_indices(4, k)[0] if upper else np.tril_indices(4, k)[0])
+            call = lambda z, upper=upper, k=k, mirror=mirror: trilu.unpack(  # noqa: E731
+                z, 4, 4, k, upper=upper, order="F", mirror=mirror, fill=-1.0
+            )
+            check_grads(call, (values[:count],), order=1, modes=["rev"], eps=1e-2,
+                        atol=1e-2, rtol=1e-2)  # fmt: skip
     row = jnp.arange(1.0, 4.0)
     grad = jax.grad(lambda z: trilu.triu(z).sum())(row)
     assert_same(np.array(grad), np.array([1.0, 2.0, 3.0], np.float32))

@@ -19,8 +19,10 @@ from _cases import (
     assert_same,
     band_oracle,
     every,
+    from_banded_oracle,
     mirror_oracle,
     pack_oracle,
+    to_banded_oracle,
     triangle_oracle,
     unpack_oracle,
 )
@@ -171,28 +173,49 @@ def test_band_family_bit_exact(dtype: Any, gen: Any) -> None:
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.usefixtures("threads")
 def test_pack_unpack_mirror_bit_exact(dtype: Any, gen: Any) -> None:
-    def check(label: tuple[str, tuple[int, ...], int, bool]) -> None:
-        layout, shape, k, upper = label
+    def check(label: tuple[str, tuple[int, ...], int, bool, str]) -> None:
+        layout, shape, k, upper, order = label
         x = LAYOUTS[layout](dtype, shape, gen)
         src = bits(x)
-        packed = trilu.pack(x, k, upper=upper)
-        _check(packed, x, pack_oracle(src, k, upper))
+        packed = trilu.pack(x, k, upper=upper, order=order)
+        _check(packed, x, pack_oracle(src, k, upper, order))
         rows, cols = shape[-2:]
-        exp = unpack_oracle(bits(packed), rows, cols, k, upper)
-        _check(trilu.unpack(packed, rows, cols, k, upper=upper), x, exp)
+        # "conj" needs numbers (bits of a real float are their own conjugates)
+        mirrors = [False] if rows != cols else [True, "conj"][: 1 + dtype.is_complex]
+        for mirror in [False, *mirrors]:
+            exp = unpack_oracle(bits(packed), rows, cols, k, upper, None, order, mirror)
+            got = trilu.unpack(packed, rows, cols, k, upper=upper, order=order,
+                               mirror=mirror)  # fmt: skip
+            _check(got, x, exp)
         if rows == cols:
             conj = dtype.is_complex
             exp = mirror_oracle(src, upper, conj)
             _check(trilu.mirror(x, upper=upper, conj=conj), x, exp)
 
     labels = [
-        (layout, shape, k, upper)
+        (layout, shape, k, upper, order)
         for layout in LAYOUTS
         for shape in [*SHAPES, (5, 5)]
         for k in (0, 1, -2)
         for upper in (True, False)
+        for order in ("C", "F")
     ]
     every(labels, check)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int8, torch.bfloat16], ids=str)
+def test_band_storage_and_squareform_bit_exact(dtype: Any, gen: Any) -> None:
+    """to_banded, from_banded and squareform give tensors too, bit for bit
+    (they have no gradient: test_storage_refuses_autograd)."""
+    x = make(dtype, (2, 5, 4), gen)
+    ab = trilu.to_banded(x, 1, 2)
+    _check(ab, x, to_banded_oracle(bits(x), 1, 2))
+    exp = from_banded_oracle(bits(ab), 1, 2, 6)
+    _check(trilu.from_banded(ab, 1, 2, n=6), x, exp)
+    v = make(dtype, (10,), gen)
+    matrix = trilu.squareform(v)
+    _check(matrix, v, unpack_oracle(bits(v), 5, 5, 1, True, mirror=True))
+    _check(trilu.squareform(matrix), v, bits(v))
 
 
 def test_one_dimensional_input_is_the_rows_of_a_square() -> None:
@@ -374,6 +397,8 @@ GRAD_CASES = [
     ("mirror", (), {"upper": False}),
     ("pack", (0,), {"upper": True}),
     ("pack", (1,), {"upper": False}),
+    ("pack", (0,), {"upper": True, "order": "F"}),
+    ("pack", (-1,), {"upper": False, "order": "F"}),
 ]
 
 
@@ -396,6 +421,45 @@ def test_gradcheck_unpack(upper: bool, k: int) -> None:
     assert torch.autograd.gradcheck(
         lambda z: trilu.unpack(z, 4, 5, k, upper=upper, fill=-1.0), (v,)
     )
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("k", [0, 2, -1])
+@pytest.mark.parametrize("mirror", [True, "conj"])
+def test_gradcheck_unpack_mirror(upper: bool, k: int, mirror: Any) -> None:
+    """The mirrored elements' gradients join the kept ones' (k=-1 upper
+    keeps a diagonal on each side, which mirror does not write), in either
+    order."""
+    dtype = torch.complex128 if mirror == "conj" else torch.float64
+    count = len(np.triu_indices(4, k)[0] if upper else np.tril_indices(4, k)[0])
+    v = torch.randn(2, count, dtype=dtype, requires_grad=True)
+    for order in ("C", "F"):
+        function = lambda z, order=order: trilu.unpack(  # noqa: E731
+            z, 4, 4, k, upper=upper, order=order, mirror=mirror, fill=-1.0
+        )
+        assert torch.autograd.gradcheck(function, (v,))
+        assert torch.autograd.gradgradcheck(function, (v,))
+
+
+def test_storage_refuses_autograd() -> None:
+    """to_banded, from_banded and squareform have no registered operation:
+    a tensor that requires grad is a TypeError saying so."""
+    x = torch.randn(4, 4, dtype=torch.float64, requires_grad=True)
+    calls = [
+        lambda: trilu.to_banded(x, 1, 1),
+        lambda: trilu.from_banded(x[:3], 1, 1),
+        lambda: trilu.squareform(x[0, :3]),
+    ]
+    for call in calls:
+        with pytest.raises(TypeError, match=r"has no gradient and no torch.compile"):
+            call()
+
+
+@pytest.mark.parametrize("function", [trilu.band_mask, trilu.attention_mask])
+def test_masks_like_a_tensor(function: Any) -> None:
+    t = torch.empty(0, dtype=torch.float16)
+    made = function(3, 5, dtype=np.float16, like=t)
+    _check(made, t, function(3, 5, dtype=np.float16))
 
 
 @pytest.mark.parametrize("upper", [True, False])
@@ -450,8 +514,9 @@ def _model(x: Any) -> Any:
     lower = trilu.tril(x, fill=float("-inf")).softmax(-1)
     band = trilu.band(lower, -1, 1) + trilu.triu(x, 1)
     sym = trilu.mirror(band, upper=False)
-    packed = trilu.pack(sym * 2, upper=False)
-    return trilu.unpack(packed, upper=False).sum() + trilu.trilu(x, 0, False).sum()
+    packed = trilu.pack(sym * 2, upper=False, order="F")
+    full = trilu.unpack(packed, upper=False, order="F", mirror=True)
+    return full.sum() + trilu.unpack(packed).sum() + trilu.trilu(x, 0, False).sum()
 
 
 # inductor's own use of torch.jit
