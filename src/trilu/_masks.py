@@ -188,7 +188,9 @@ def band_mask(
     like : array_like, optional
         As in numpy's creation functions: an array whose library makes the
         result (through ``__array_function__``); a dask array gives a lazy
-        dask array (chunked as `chunks` says, ``"auto"`` by default).
+        dask array (chunked as `chunks` says, ``"auto"`` by default), and a
+        CPU array of a library that speaks DLPack (a PyTorch tensor, a JAX
+        array) trilu's result in that library, without a copy.
     chunks : optional
         Any chunks :func:`dask.array.zeros` takes: the result is then a lazy
         dask array, and each block wholly on or off the band is one value,
@@ -203,7 +205,8 @@ def band_mask(
     ------
     TypeError
         If `n`, `m`, `lo` or `hi` is not an integer, `keep` or `fill` is not
-        of the dtype's kind, or `like` has no ``__array_function__``.
+        of the dtype's kind, `like` has no ``__array_function__`` (nor
+        DLPack), or is of DLPack with `chunks` given.
     OverflowError
         If an integer `keep` or `fill` is out of the dtype's range.
     ValueError
