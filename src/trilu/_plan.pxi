@@ -45,6 +45,7 @@ cdef enum:
     # the input they outgrow the last-level cache, where a normal store's
     # read of the line it writes doubles the traffic.
     STREAM_MIN_BYTES = 1 << 25
+    LINE_BYTES = 64            # a cache line (x86-64, most arm64)
     MAX_BATCH_DIMS = 64        # NPY_MAXDIMS of numpy 2 (numpy 1 has 32)
 
 
@@ -387,9 +388,16 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
                 job.block = job.block // lines * lines
             job.block = min(nb, max(1, job.block))
     # Not in place, where only the filled part is written and normal stores
-    # keep it in cache for what reads it next; nor strided and tiled rows,
-    # whose stores are not whole lines.
-    job.stream = (job.stream and job.method != STRIDED and job.method != TILED
+    # keep it in cache for what reads it next; nor strided rows, whose stores
+    # are not whole lines; nor tiled rows, unless their tiles may write every
+    # element (not the band alone) and all rows start alike in a line, in
+    # whole elements: tiled_rows then aligns the tiles to the lines (a line
+    # streamed in two parts at two times is merged in memory, slower than
+    # normal stores).
+    job.stream = (job.stream and job.method != STRIDED
+                  and (job.method != TILED or (
+                      not job.band_only and LINE_BYTES % job.width == 0
+                      and job.dst_row % LINE_BYTES == 0))
                   and (job.method != MATRICES
                        or (job.flat and job.block * job.matrix_bytes % 64 == 0)))
     return nb

@@ -320,18 +320,24 @@ cdef void across_tile(elem_t *tag, char **drow, Py_ssize_t dstep,
                       const char **scol, Py_ssize_t sstep, Py_ssize_t i0,
                       Py_ssize_t i1, Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t a,
                       Py_ssize_t b, Py_ssize_t w, const char *xor,
-                      char *buf, Py_ssize_t ahead, bint stream) noexcept nogil:
+                      char *buf, Py_ssize_t ahead, bint stream,
+                      const char *fill=NULL) noexcept nogil:
     """One tile of a transposed walk: gather_tile's elements to drow[i - i0]
     + j * dstep (dst along its rows), a row at a time (with streaming
-    stores where `stream` and dst's rows are contiguous): dst's rows, a
-    power-of-two stride apart, would evict one another in cache if each
-    column went straight to all of them."""
+    stores where `stream` and dst's rows are contiguous; where `fill`, a
+    pattern, is given, each row's [j0, j1) whole, in streaming stores, its
+    elements outside the band getting the fill): dst's rows, a power-of-two
+    stride apart, would evict one another in cache if each column went
+    straight to all of them."""
     cdef Py_ssize_t i, lo, hi, line = (j1 - j0) * w
     gather_tile(tag, scol, sstep, i0, i1, j0, j1, a, b, w, xor, buf, ahead)
     for i in range(i0, i1):
         lo = clip(i + a, j0, j1)
         hi = clip(i + b + 1, lo, j1)
-        if stream and dstep == w and hi > lo:
+        if fill != NULL:
+            trilu_stream_row(drow[i - i0] + j0 * w, buf + (i - i0) * line,
+                             (lo - j0) * w, (hi - j0) * w, line, fill)
+        elif stream and dstep == w and hi > lo:
             trilu_stream_row(drow[i - i0] + lo * w, buf + (i - i0) * line
                              + (lo - j0) * w, 0, (hi - lo) * w, (hi - lo) * w,
                              _zeros32)
@@ -467,6 +473,27 @@ cdef inline void unpacked_row(elem_t *tag, const Job *job, char *d,
         copy_elems(tag, d + lo * ds, ds, line + lo * step, step, hi - lo, w)
 
 
+cdef void whole_lines(const Job *job, char **drow, Py_ssize_t n,
+                      Py_ssize_t *first, Py_ssize_t *last) noexcept nogil:
+    """[first, last), the columns a strip's streamed tiles write, widened to
+    whole lines of its n rows drow[] (which start alike in a line: plan), or
+    [cols, cols) where empty; the rows' elements outside them get the fill
+    (unless zero pages hold it already), streamed."""
+    cdef Py_ssize_t i, w = job.width, cols = job.cols
+    cdef size_t head = <size_t>(drow[0] + first[0] * w) % LINE_BYTES
+    cdef size_t tail = <size_t>(drow[0] + last[0] * w) % LINE_BYTES
+    if first[0] >= last[0]:
+        first[0] = last[0] = cols
+    else:
+        first[0] = max(0, first[0] - <Py_ssize_t>head // w)
+        last[0] = min(cols, last[0] + <Py_ssize_t>(LINE_BYTES - tail) % LINE_BYTES // w)
+    if job.fill_rest:
+        for i in range(n):
+            trilu_stream_row(drow[i], drow[i], 0, 0, first[0] * w, job.fill.pattern)
+            trilu_stream_row(drow[i] + last[0] * w, drow[i], 0, 0,
+                             (cols - last[0]) * w, job.fill.pattern)
+
+
 cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                      Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
     """Rows [r0, r1) of a TILED job, the one transposed walk, a strip of
@@ -528,7 +555,7 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
             elif band:         # the fill along; the band, across
                 d = job.dst + do + i * job.dst_row
                 drow[i - b0] = d
-                if job.fill_rest:
+                if job.fill_rest and not job.stream:
                     fill_gaps(tag, d, dstep, w, cols, lo, hi, 0, 0, job.fill)
                 if not job.copy_kept:
                     hi = lo    # (in place: kept already)
@@ -573,6 +600,8 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                 c0 = c1
             b0 = b1
             continue
+        if band and job.stream:    # whole lines (a tile is whole lines wide)
+            whole_lines(job, drow, b1 - b0, &first, &last)
         c0 = first
         while c0 < last:
             c1 = min(c0 + width, last)
@@ -589,7 +618,8 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                                         min(ACROSS_AHEAD, last - c1))
             else:
                 across_tile(tag, drow, dstep, scol, sstep, b0, b1, c0, c1, ta, tb,
-                            w, txor, buf, min(ACROSS_AHEAD, last - c1), False)
+                            w, txor, buf, min(ACROSS_AHEAD, last - c1), False,
+                            job.fill.pattern if band and job.stream else NULL)
             c0 = c1
         b0 = b1
     if unequal:

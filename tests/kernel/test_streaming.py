@@ -8,6 +8,12 @@ inside a 16-byte chunk, elements of 1, 2, 3, 4, 8 and 16 bytes, an unaligned
 rewritten over a recycled block, and batches of small matrices ANDed with a
 keep-mask: every one must be numpy's result to the bit, on one thread or many.
 In place, which is never streamed, is checked at the same sizes.
+
+A Fortran-ordered input's C-ordered result (the tiled walk) streams where its
+rows are whole cache lines: its tiles write each row whole, the band and the
+fill around it, on columns aligned to the lines of the out (at any address),
+and the rest of each row is streamed apart. Rows of other lengths, and
+mirror's halves (which may write their band alone), keep normal stores.
 """
 
 from __future__ import annotations
@@ -18,9 +24,10 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
-from _cases import assert_same, func, numpy_oracle
+from _cases import assert_same, band_oracle, func, mirror_oracle, numpy_oracle
 
 import trilu
+from trilu import _kernel
 
 MIB = 1 << 20
 
@@ -32,6 +39,10 @@ ROWS = {
     "float32": (np.float32, (2900, 2897)),
     "float64": (np.float64, (2049, 2049)),
     "float64-F": (np.float64, (2049, 2049)),
+    # Fortran order, rows of whole lines: tiles 64, 64 and 128 elements wide
+    "float64-F-lines": (np.float64, (2048, 2048)),
+    "float32-F-lines": (np.float32, (2900, 2944)),
+    "int8-F-lines": (np.int8, (8200, 4160)),
     "complex128": (np.complex128, (1449, 1449)),
     "batch-64x64": (np.float32, (2049, 64, 64)),
 }
@@ -55,13 +66,20 @@ def make(dtype: np.dtype, shape: tuple[int, ...], fortran: bool) -> np.ndarray:
     return np.asfortranarray(x) if fortran else x
 
 
-def garbage_like(x: np.ndarray, offset: int, buf: np.ndarray) -> np.ndarray:
-    """An out of x's shape, dtype and order, full of 0xAB bytes, starting
-    offset bytes past the aligned start of buf (x.nbytes + 1 bytes, refilled
-    rather than allocated anew: faulting in fresh pages costs more)."""
+def fortran(x: np.ndarray) -> bool:
+    return x.flags.f_contiguous and not x.flags.c_contiguous
+
+
+def garbage_like(
+    x: np.ndarray, offset: int, buf: np.ndarray, order: str = "K"
+) -> np.ndarray:
+    """An out of x's shape and dtype, in x's order (or `order`), full of 0xAB
+    bytes, starting offset bytes past the aligned start of buf (x.nbytes + 1
+    bytes, refilled rather than allocated anew: faulting in fresh pages costs
+    more)."""
     buf.fill(0xAB)
     flat = buf[offset : offset + x.nbytes].view(x.dtype)
-    if x.flags.f_contiguous and not x.flags.c_contiguous:
+    if order == "F" or (order == "K" and fortran(x)):
         return flat.reshape(x.shape[::-1]).T
     return flat.reshape(x.shape)
 
@@ -79,6 +97,9 @@ def results(
     yield "recycled", f(x, k)  # check() saw the fresh one freed
     yield "out", f(x, k, out=garbage_like(x, 0, buf))
     yield "unaligned out", f(x, k, out=garbage_like(x, 1, buf))
+    if fortran(x):  # numpy's C-ordered result, into out=: the tiled walk
+        yield "C out", f(x, k, out=garbage_like(x, 0, buf, "C"))
+        yield "unaligned C out", f(x, k, out=garbage_like(x, 1, buf, "C"))
     for offset in (0, 1):
         y = garbage_like(x, offset, buf)
         y[...] = x
@@ -101,6 +122,8 @@ def check(dtype: np.dtype, shape: tuple[int, ...], fortran: bool = False) -> Non
                 raise AssertionError(f"{mode}, k={k}, upper={upper}: {e}") from None
             if mode in ("fresh", "recycled"):  # numpy's layout; else out's
                 assert got.strides == expected.strides
+            elif "C out" in mode:
+                assert got.flags.c_contiguous
             else:
                 assert got.flags.f_contiguous == fortran
             result = weakref.ref(got)
@@ -130,5 +153,42 @@ def test_thread_counts(threads: int) -> None:
     try:
         check(np.dtype(np.float32), (2900, 2897))
         check(np.dtype(np.float64), (470_000, 3, 3))
+    finally:
+        trilu.set_num_threads(previous)
+
+
+def test_tiled_rows_stream_whole_lines() -> None:
+    """The tiled walk streams where each row is whole lines and starts where
+    the others do in a line (the tiles' columns then align to every row's
+    lines): not rows of another length, in the result or in out=."""
+    lines = np.asfortranarray(np.empty((2048, 2048)))
+    assert _kernel.explain(lines, 0, True)["method"] == "tiled"
+    assert _kernel.explain(lines, 0, True)["stream"] == _kernel.STREAMING
+    odd = np.asfortranarray(np.empty((2049, 2049)))
+    assert _kernel.explain(odd, 0, True)["method"] == "tiled"
+    assert not _kernel.explain(odd, 0, True)["stream"]
+    padded = np.empty((2048, 2049))[:, :2048]  # rows of 16392 bytes
+    assert not _kernel.explain(lines, 0, True, padded)["stream"]
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_tiled_fills_and_mirror(threads: int) -> None:
+    """Streamed tiles write the fill around the band (a pattern, a NaN's
+    payload), for a band crossing both sides; mirror's transposed half,
+    tiled too, writes its band alone, beside the half written first."""
+    previous = trilu.get_num_threads()
+    trilu.set_num_threads(threads)
+    try:
+        x = make(np.dtype(np.float64), (2048, 2048), fortran=True)
+        buf = np.empty(x.nbytes + 1, np.uint8)
+        for fill in (-np.inf, np.array(0x7FF8000000000123, np.uint64).view(np.float64)):
+            exp = band_oracle(x, -300, 1000, fill)
+            assert_same(trilu.band(x, -300, 1000, fill=fill), exp)
+            for offset in (0, 1):
+                out = garbage_like(x, offset, buf, "C")
+                assert_same(trilu.band(x, -300, 1000, fill=fill, out=out), exp)
+        c = np.ascontiguousarray(x)
+        for upper in (True, False):
+            assert_same(trilu.mirror(c, upper=upper), mirror_oracle(c, upper))
     finally:
         trilu.set_num_threads(previous)
