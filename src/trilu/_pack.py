@@ -134,7 +134,9 @@ def pack(
         k = _validate.numpy_k(k)
     upper = _validate.flag(upper, "upper")
     if type(m) is not _ndarray:
-        return _dispatch.call(pack, m, (k,), {"upper": upper}, out)
+        return _dispatch.call(
+            pack, m, (k,), {"upper": upper}, out, lazy=("pack", (k, upper), {})
+        )
     lo, hi = band_of(k, upper)
     shape = packed_shape(m.shape, lo, hi)
     if out is not None:
@@ -347,7 +349,14 @@ def unpack(
     n = None if n is None else _size(n, "n")
     m = None if m is None else _size(m, "m")
     if type(v) is not _ndarray:
-        return _dispatch.call(unpack, v, (n, m, k), {"upper": upper, "fill": fill}, out)
+        return _dispatch.call(
+            unpack,
+            v,
+            (n, m, k),
+            {"upper": upper, "fill": fill},
+            out,
+            lazy=("unpack", (n, m, k, upper, fill), {}),
+        )
     lo, hi = band_of(k, upper)
     shape = unpacked_shape(v.shape, v.dtype, n, m, k, upper)
     rows, cols = shape[-2:]
