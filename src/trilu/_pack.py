@@ -93,7 +93,8 @@ def pack(
     Parameters
     ----------
     m : array_like
-        Matrices, shape ``(..., N, M)``, of any dtype.
+        Matrices, shape ``(..., N, M)``, of any dtype. A dask array gives a
+        lazy dask array, a chunk of the packed axis per block of rows.
     k : int, optional
         The diagonal offset, as in :func:`triu` and :func:`tril`.
     upper : bool, optional
@@ -112,8 +113,8 @@ def pack(
     Raises
     ------
     TypeError
-        If `m` is a dask array, `k` is not an integer, or `out` is not a
-        numpy array of `m`'s dtype.
+        If `k` is not an integer, or `out` is not a numpy array of `m`'s
+        dtype, or is given with a non-numpy `m`.
     ValueError
         If `m` has fewer than 2 dimensions, or `out` another shape.
 
@@ -299,7 +300,9 @@ def unpack(
     Parameters
     ----------
     v : array_like
-        Packed vectors along the last axis, shape ``(..., P)``, any dtype.
+        Packed vectors along the last axis, shape ``(..., P)``, any dtype. A
+        dask array gives a lazy dask array, its rows' blocks ending where the
+        chunks of the packed axis do.
     n : int, optional
         The rows of each matrix. Omitted, the matrices are square, of the
         one n whose triangle keeps P elements (``k=1`` is
@@ -324,8 +327,9 @@ def unpack(
     Raises
     ------
     TypeError
-        If `v` is a dask array, `n`, `m` or `k` is not an integer, `fill` is
-        not of `v`'s kind, or `out` is not a numpy array of `v`'s dtype.
+        If `n`, `m` or `k` is not an integer, `fill` is not of `v`'s kind,
+        or `out` is not a numpy array of `v`'s dtype, or is given with a
+        non-numpy `v`.
     OverflowError
         If an integer `fill` is out of the dtype's range.
     ValueError
