@@ -76,7 +76,7 @@ def _mypy_command(_cwd: Path) -> list[str]:
     # installed, and left out (not analysed, the package not imported) where not
     flags = [
         ("--always-true" if _installed(name) else "--always-false", name.upper())
-        for name in ("dask", "onnx")
+        for name in ("dask", "torch", "jax", "onnx")
     ]
     return [
         sys.executable,

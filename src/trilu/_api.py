@@ -19,6 +19,8 @@ if TYPE_CHECKING:
         ArrayT,
         DaskArray,
         DaskArrayT,
+        Foreign,
+        ForeignT,
         Order,
         ScalarT,
     )
@@ -30,8 +32,9 @@ _fill_plain = _kernel.fill_plain
 # The public functions' types, as numpy's own for triu and tril
 # (numpy/lib/_twodim_base_impl.pyi): an array of a known scalar type gives an
 # array of that type, any other array-like NDArray[Any], and out= its own
-# type. First, another library's array gives its own kind (a dask array is
-# array-like too). tril, band, mirror, trilu, pack and unpack follow triu.
+# type. First, another library's array gives its own kind (a dask array, a
+# tensor, a JAX array are array-like too). tril, band, mirror, trilu, pack
+# and unpack follow triu.
 @overload
 def triu(
     m: DaskArrayT,
@@ -41,6 +44,15 @@ def triu(
     order: None = None,
     out: None = None,
 ) -> DaskArrayT: ...
+@overload
+def triu(
+    m: ForeignT,
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: ForeignT | None = None,
+) -> ForeignT: ...
 @overload
 def triu(
     m: ArrayLike,
@@ -69,12 +81,12 @@ def triu(
     out: None = None,
 ) -> NDArray[Any]: ...
 def triu(
-    m: ArrayLike | DaskArray,
+    m: ArrayLike | DaskArray | Foreign,
     k: SupportsIndex = 0,
     *,
     fill: object = None,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: NDArray[Any] | None = None,
+    out: NDArray[Any] | Foreign | None = None,
 ) -> AnyArray:
     """Upper triangle of an array: ``numpy.triu``, bit for bit, with ``out=``.
 
@@ -188,6 +200,15 @@ def tril(
 ) -> DaskArrayT: ...
 @overload
 def tril(
+    m: ForeignT,
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: ForeignT | None = None,
+) -> ForeignT: ...
+@overload
+def tril(
     m: ArrayLike,
     k: SupportsIndex = 0,
     *,
@@ -214,12 +235,12 @@ def tril(
     out: None = None,
 ) -> NDArray[Any]: ...
 def tril(
-    m: ArrayLike | DaskArray,
+    m: ArrayLike | DaskArray | Foreign,
     k: SupportsIndex = 0,
     *,
     fill: object = None,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: NDArray[Any] | None = None,
+    out: NDArray[Any] | Foreign | None = None,
 ) -> AnyArray:
     """Lower triangle of an array: ``numpy.tril``, bit for bit, with ``out=``.
 
@@ -317,6 +338,16 @@ def band(
 ) -> DaskArrayT: ...
 @overload
 def band(
+    m: ForeignT,
+    lo: SupportsIndex | None = None,
+    hi: SupportsIndex | None = None,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: ForeignT | None = None,
+) -> ForeignT: ...
+@overload
+def band(
     m: ArrayLike,
     lo: SupportsIndex | None = None,
     hi: SupportsIndex | None = None,
@@ -346,13 +377,13 @@ def band(
     out: None = None,
 ) -> NDArray[Any]: ...
 def band(
-    m: ArrayLike | DaskArray,
+    m: ArrayLike | DaskArray | Foreign,
     lo: SupportsIndex | None = None,
     hi: SupportsIndex | None = None,
     *,
     fill: object = None,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: NDArray[Any] | None = None,
+    out: NDArray[Any] | Foreign | None = None,
 ) -> AnyArray:
     """The diagonals between two offsets: element (i, j) of each matrix is
     kept where ``lo <= j - i <= hi``, the rest is zeroed (or `fill`).
@@ -438,6 +469,15 @@ def mirror(
 ) -> DaskArrayT: ...
 @overload
 def mirror(
+    m: ForeignT,
+    *,
+    upper: bool | np.bool_ = True,
+    conj: bool | np.bool_ = False,
+    order: Order = None,
+    out: ForeignT | None = None,
+) -> ForeignT: ...
+@overload
+def mirror(
     m: ArrayLike,
     *,
     upper: bool | np.bool_ = True,
@@ -464,12 +504,12 @@ def mirror(
     out: None = None,
 ) -> NDArray[Any]: ...
 def mirror(
-    m: ArrayLike | DaskArray,
+    m: ArrayLike | DaskArray | Foreign,
     *,
     upper: bool | np.bool_ = True,
     conj: bool | np.bool_ = False,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: NDArray[Any] | None = None,
+    out: NDArray[Any] | Foreign | None = None,
 ) -> AnyArray:
     """A symmetric (or Hermitian) matrix from one triangle: the triangle
     `upper` names, diagonal included, is kept as it is, and the other becomes
@@ -548,6 +588,15 @@ def trilu(
 ) -> DaskArrayT: ...
 @overload
 def trilu(
+    input: ForeignT,
+    k: SupportsIndex = 0,
+    upper: SupportsIndex | np.bool_ = True,
+    *,
+    order: Order = None,
+    out: ForeignT | None = None,
+) -> ForeignT: ...
+@overload
+def trilu(
     input: ArrayLike,
     k: SupportsIndex = 0,
     upper: SupportsIndex | np.bool_ = True,
@@ -574,12 +623,12 @@ def trilu(
     out: None = None,
 ) -> NDArray[Any]: ...
 def trilu(
-    input: ArrayLike | DaskArray,
+    input: ArrayLike | DaskArray | Foreign,
     k: SupportsIndex = 0,
     upper: SupportsIndex | np.bool_ = True,
     *,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: NDArray[Any] | None = None,
+    out: NDArray[Any] | Foreign | None = None,
 ) -> AnyArray:
     """The ONNX Trilu operator (opset 14) on a tensor of shape ``[*, N, M]``.
 

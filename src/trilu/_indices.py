@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
     from ._typing import (
         Array2D,
+        Foreign,
+        ForeignT,
         HasShapeAndNDim,
         Indices,
         ScalarT,
@@ -152,7 +154,17 @@ def _tri_dtype(dtype: Any) -> tuple[np.dtype, bytes] | None:
     return found
 
 
-# numpy's overloads: float64 by default, a dtype's scalar type where it names one
+# like= a tensor or a JAX array: that library's array; else numpy's overloads:
+# float64 by default, a dtype's scalar type where it names one
+@overload
+def tri(
+    N: SupportsIndex,
+    M: SupportsIndex | None = None,
+    k: SupportsIndex = 0,
+    dtype: DTypeLike | None = ...,
+    *,
+    like: ForeignT,
+) -> ForeignT: ...
 @overload
 def tri(
     N: SupportsIndex,
@@ -195,8 +207,8 @@ def tri(
     k: SupportsIndex = 0,
     dtype: DTypeLike | None = float,
     *,
-    like: SupportsArrayFunc | SupportsDLPack | None = None,
-) -> NDArray[Any] | SupportsDLPack:
+    like: SupportsArrayFunc | SupportsDLPack | Foreign | None = None,
+) -> NDArray[Any] | SupportsDLPack | Foreign:
     """An array with ones at and below the k-th diagonal: ``numpy.tri``, bit
     for bit.
 

@@ -7,6 +7,7 @@ cdef extern from "_recycle.h":
     bint trilu_spare_fits(size_t size) nogil
     object trilu_recycler_capsule(int hugepages)
     object trilu_zero_pages_capsule()
+    object trilu_aligned_capsule()
 
 
 # The memory handler of large results: None where recycling is not built, or
@@ -18,6 +19,19 @@ cdef object _zero_pages = None
 if os.environ.get("TRILU_RECYCLE", "").strip() != "0":
     _recycler = trilu_recycler_capsule(_private.numpy_hugepages())
     _zero_pages = trilu_zero_pages_capsule()
+# Numpy's memory handler while a call runs whose results go to a library that
+# takes only 64-byte aligned memory in place (JAX: XLA's CPU client copies any
+# other): malloc's blocks, aligned (_recycle.h). Results from trilu's other
+# handlers are aligned already; this one serves the rest.
+ALIGNED = trilu_aligned_capsule()
+
+
+def use_handler(object handler):
+    """Make handler numpy's memory handler in the current context (numpy keeps
+    it in a context variable); return the one it replaces."""
+    return PyDataMem_SetHandler(handler)
+
+
 # The OS's page size, for the pages a result's kept part touches (Windows: 4 KiB).
 cdef Py_ssize_t _page = 4096
 if hasattr(os, "sysconf"):

@@ -22,7 +22,15 @@ if TYPE_CHECKING:
     from numpy._typing import _ArrayLike
     from numpy.typing import ArrayLike, NDArray
 
-    from ._typing import AnyArray, ArrayT, ScalarT
+    from ._typing import (
+        AnyArray,
+        ArrayT,
+        DaskArray,
+        DaskArrayT,
+        Foreign,
+        ForeignT,
+        ScalarT,
+    )
 
 _ndarray = np.ndarray
 
@@ -45,16 +53,34 @@ def packed_shape(
 
 def _out(
     out: Any, shape: tuple[int, ...], dtype: np.dtype, src: np.ndarray
-) -> np.ndarray:
-    """Check out; return src as the kernel must read it: in out's byte order,
-    and copied first where out shares its memory."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Check out; return src as the kernel must read it (in out's byte order,
+    and copied first where out shares its memory), and out, checked."""
     _validate.out(out, shape, dtype)
     overlap = _kernel.check_out(src, out)
     if out.dtype != src.dtype:
-        return _route.recast(src, out.dtype)
-    return src.copy() if overlap else src
+        return _route.recast(src, out.dtype), out
+    return (src.copy() if overlap else src), out
 
 
+# The public functions' types follow triu's (_api): another library's array
+# gives its own kind first.
+@overload
+def pack(
+    m: DaskArrayT,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    out: None = None,
+) -> DaskArrayT: ...
+@overload
+def pack(
+    m: ForeignT,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    out: ForeignT | None = None,
+) -> ForeignT: ...
 @overload
 def pack(
     m: ArrayLike,
@@ -80,11 +106,11 @@ def pack(
     out: None = None,
 ) -> NDArray[Any]: ...
 def pack(
-    m: ArrayLike,
+    m: ArrayLike | DaskArray | Foreign,
     k: SupportsIndex = 0,
     *,
     upper: bool | np.bool_ = True,
-    out: NDArray[Any] | None = None,
+    out: NDArray[Any] | Foreign | None = None,
 ) -> AnyArray:
     """The kept triangle of each matrix as a vector: ``m[..., r, c]`` with
     ``r, c = np.triu_indices(N, k, M)`` (or ``tril_indices``), bit for bit,
@@ -93,7 +119,8 @@ def pack(
     Parameters
     ----------
     m : array_like
-        Matrices, shape ``(..., N, M)``, of any dtype.
+        Matrices, shape ``(..., N, M)``, of any dtype. A dask array gives a
+        lazy dask array, a chunk of the packed axis per block of rows.
     k : int, optional
         The diagonal offset, as in :func:`triu` and :func:`tril`.
     upper : bool, optional
@@ -112,8 +139,8 @@ def pack(
     Raises
     ------
     TypeError
-        If `m` is a dask array, `k` is not an integer, or `out` is not a
-        numpy array of `m`'s dtype.
+        If `k` is not an integer, or `out` is not a numpy array of `m`'s
+        dtype, or is given with a non-numpy `m`.
     ValueError
         If `m` has fewer than 2 dimensions, or `out` another shape.
 
@@ -134,11 +161,13 @@ def pack(
         k = _validate.numpy_k(k)
     upper = _validate.flag(upper, "upper")
     if type(m) is not _ndarray:
-        return _dispatch.call(pack, m, (k,), {"upper": upper}, out)
+        return _dispatch.call(
+            pack, m, (k,), {"upper": upper}, out, lazy=("pack", (k, upper), {})
+        )
     lo, hi = band_of(k, upper)
     shape = packed_shape(m.shape, lo, hi)
     if out is not None:
-        m = _out(out, shape, m.dtype, m)
+        m, out = _out(out, shape, m.dtype, m)
     if m.dtype.hasobject:  # references: numpy's indexing copies them
         rows, cols = m.shape[-2:]
         r, c = _kernel.triangle_indices(rows, cols, k, upper)
@@ -246,6 +275,28 @@ def unpacked_shape(
 
 @overload
 def unpack(
+    v: DaskArrayT,
+    n: SupportsIndex | None = None,
+    m: SupportsIndex | None = None,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    fill: object = None,
+    out: None = None,
+) -> DaskArrayT: ...
+@overload
+def unpack(
+    v: ForeignT,
+    n: SupportsIndex | None = None,
+    m: SupportsIndex | None = None,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    fill: object = None,
+    out: ForeignT | None = None,
+) -> ForeignT: ...
+@overload
+def unpack(
     v: ArrayLike,
     n: SupportsIndex | None = None,
     m: SupportsIndex | None = None,
@@ -278,14 +329,14 @@ def unpack(
     out: None = None,
 ) -> NDArray[Any]: ...
 def unpack(
-    v: ArrayLike,
+    v: ArrayLike | DaskArray | Foreign,
     n: SupportsIndex | None = None,
     m: SupportsIndex | None = None,
     k: SupportsIndex = 0,
     *,
     upper: bool | np.bool_ = True,
     fill: object = None,
-    out: NDArray[Any] | None = None,
+    out: NDArray[Any] | Foreign | None = None,
 ) -> AnyArray:
     """Matrices from packed triangles, the inverse of :func:`pack`: each
     vector's elements go to the kept positions, row after row, and the rest
@@ -297,7 +348,9 @@ def unpack(
     Parameters
     ----------
     v : array_like
-        Packed vectors along the last axis, shape ``(..., P)``, any dtype.
+        Packed vectors along the last axis, shape ``(..., P)``, any dtype. A
+        dask array gives a lazy dask array, its rows' blocks ending where the
+        chunks of the packed axis do.
     n : int, optional
         The rows of each matrix. Omitted, the matrices are square, of the
         one n whose triangle keeps P elements (``k=1`` is
@@ -322,8 +375,9 @@ def unpack(
     Raises
     ------
     TypeError
-        If `v` is a dask array, `n`, `m` or `k` is not an integer, `fill` is
-        not of `v`'s kind, or `out` is not a numpy array of `v`'s dtype.
+        If `n`, `m` or `k` is not an integer, `fill` is not of `v`'s kind,
+        or `out` is not a numpy array of `v`'s dtype, or is given with a
+        non-numpy `v`.
     OverflowError
         If an integer `fill` is out of the dtype's range.
     ValueError
@@ -347,13 +401,20 @@ def unpack(
     n = None if n is None else _size(n, "n")
     m = None if m is None else _size(m, "m")
     if type(v) is not _ndarray:
-        return _dispatch.call(unpack, v, (n, m, k), {"upper": upper, "fill": fill}, out)
+        return _dispatch.call(
+            unpack,
+            v,
+            (n, m, k),
+            {"upper": upper, "fill": fill},
+            out,
+            lazy=("unpack", (n, m, k, upper, fill), {}),
+        )
     lo, hi = band_of(k, upper)
     shape = unpacked_shape(v.shape, v.dtype, n, m, k, upper)
     rows, cols = shape[-2:]
     value = _validate.fill(fill, v.dtype) if fill is not None else None
     if out is not None:
-        v = _out(out, shape, v.dtype, v)
+        v, out = _out(out, shape, v.dtype, v)
     if v.dtype.hasobject:
         if out is None:
             out = np.empty(shape, v.dtype)
