@@ -7,9 +7,10 @@
 # message. A door answers only calls that the Python function would hand to
 # the same kernel function with the same arguments: it adds no rule.
 # Why in C: CPython (3.11 on) never specializes a call of a function with
-# keyword-only parameters, and such a frame costs about half an
-# np.empty_like; a door's arguments are parsed by Cython, and the door calls
-# the kernel's C functions directly.
+# keyword-only parameters (each call binds them the generic way, looking
+# every default up by name, and builds a frame); a door's arguments are
+# parsed by Cython, and the door calls the kernel's C functions directly.
+# Each door's defaults are its Python function's.
 
 import functools
 
@@ -54,16 +55,16 @@ cdef object wrapped(str name, tuple positional, tuple args, dict kwargs,
     """The answer of the Python function `name` to the call as it was made:
     its positional parameters given (up to the first MISSING), args, and the
     keywords given (named ones, then kwargs)."""
-    cdef list given = []
+    cdef list passed = []
     cdef object value
     for value in positional:
         if value is MISSING:
             break
-        given.append(value)
+        passed.append(value)
     cdef dict keywords = {key: value for key, value in named.items()
                           if value is not MISSING}
     keywords.update(kwargs)
-    return _wrapped[name](*given, *args, **keywords)
+    return _wrapped[name](*passed, *args, **keywords)
 
 
 cdef list with_keywords(tuple names, list given, dict kwargs):
@@ -312,8 +313,8 @@ cdef object trilu_door(object input, object k, object upper, object order,
     knows), as band_door; None for any other."""
     k = given(k, 0)
     upper = given(upper, True)
-    if type(k) is not int or not (upper is True or upper is False) or not onnx_plain(
-            input):
+    if (type(k) is not int or not (upper is True or upper is False)
+            or not onnx_plain(input)):
         return None
     return band_door(input, k if upper else None, None if upper else k, None,
                      given(out, None), given(order, None))
@@ -551,7 +552,7 @@ def _tri(N=MISSING, M=MISSING, k=MISSING, dtype=MISSING, /, *args, like=MISSING,
          **kwargs):
     cdef object result = None
     cdef list p
-    if not args and N is not MISSING:
+    if not args:
         if not kwargs:
             result = tri_door(N, M, k, dtype, like)
         elif (p := with_keywords(("N", "M", "k", "dtype"), [N, M, k, dtype],

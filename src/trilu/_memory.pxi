@@ -71,8 +71,8 @@ cdef Order resolve(cnp.ndarray src, Order order) noexcept:
     """order as numpy resolves it for src: "A" to "C" or "F", and "K" to "C"
     or "F" where src is contiguous so (PyArray_NewLikeArray); numpy.triu's
     own to "C" for a C-contiguous src with elements, whose axes
-    result_strides ranks in C order (an empty one's zero-length axes would
-    give other strides than C order's)."""
+    result_strides ranks in C order (an empty one's ranked strides are not C
+    order's, and numpy 1 keeps them as given)."""
     cdef bint c = cnp.PyArray_IS_C_CONTIGUOUS(src)
     cdef bint f = cnp.PyArray_IS_F_CONTIGUOUS(src)
     if order == TRIU_ORDER and c and cnp.PyArray_SIZE(src) > 0:
