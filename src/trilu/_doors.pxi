@@ -419,24 +419,23 @@ def _pack(m=MISSING, k=MISSING, /, *args, upper=MISSING, out=MISSING, **kwargs):
     return result
 
 
-cdef Py_ssize_t kept_square(Py_ssize_t n, object lo, object hi) except? -1:
-    """How many elements of an n x n matrix band (lo, hi) keeps."""
-    return kept_in(bound(lo, -n, n, n), bound(hi, n, n, n), n, n)
+cdef inline Py_ssize_t triangle_kept(Py_ssize_t rows, Py_ssize_t cols,
+                                     Py_ssize_t k, bint upper) noexcept:
+    """How many elements of a rows x cols matrix triu(k) (upper) or tril(k)
+    keeps (k clamped as bound clamps it)."""
+    cdef Py_ssize_t kk = clip(k, -rows, cols)
+    return kept_in(kk, cols, rows, cols) if upper else kept_in(-rows, kk, rows, cols)
 
 
-cdef Py_ssize_t side_of(Py_ssize_t count, object k, bint upper) except -1:
+cdef Py_ssize_t side_of(Py_ssize_t count, Py_ssize_t k, bint upper) noexcept:
     """The smallest n whose n x n matrix keeps count elements or more of
     triu(k) (upper) or tril(k); past the largest that can, that one."""
-    cdef object lo = k if upper else None, hi = None if upper else k
-    cdef int overflow
-    cdef long long skipped = PyLong_AsLongLongAndOverflow(k if upper else -k,
-                                                          &overflow)
     cdef unsigned long long twice = 2 * <unsigned long long>count
     cdef Py_ssize_t low = 0, high, mid
     # kept(n) >= n(n+1)/2 once n passes the diagonals the band leaves out, of
     # which there are k (upper) or -k (lower); n past 2**31 has more elements
     # than an array can
-    skipped = (1 << 31) if overflow > 0 else min(max(skipped, 0), 1 << 31)
+    cdef Py_ssize_t skipped = clip(k if upper else -k, 0, 1 << 31)
     high = <Py_ssize_t>sqrt(<double>twice)
     while <unsigned long long>high * high > twice:
         high -= 1
@@ -445,7 +444,7 @@ cdef Py_ssize_t side_of(Py_ssize_t count, object k, bint upper) except -1:
     high += skipped + 2
     while low < high:          # kept grows with n
         mid = low + (high - low) // 2
-        if kept_square(mid, lo, hi) < count:
+        if triangle_kept(mid, mid, k, upper) < count:
             low = mid + 1
         else:
             high = mid
@@ -455,7 +454,8 @@ cdef Py_ssize_t side_of(Py_ssize_t count, object k, bint upper) except -1:
 def square_side(Py_ssize_t count, object k, bint upper):
     """The smallest n whose n x n matrix keeps count elements or more of
     triu(k) (upper) or tril(k); past the largest that can, that one."""
-    return side_of(count, k, upper)
+    # k clamped where every n an array can have keeps the same
+    return side_of(count, bound(k, 0, 1 << 62, 1 << 62), upper)
 
 
 cdef object unpack_door(object v, object n, object m, object k, object upper,
@@ -465,21 +465,22 @@ cdef object unpack_door(object v, object n, object m, object k, object upper,
     within SMALL_SIZE), k within it too, upper a bool, no fill, no out; None
     for any other."""
     cdef cnp.ndarray a
-    cdef Py_ssize_t rows, cols, kk, count
-    cdef object lo, hi
-    n, m, k, upper = given(n, None), given(m, None), given(k, 0), given(upper, True)
+    cdef Py_ssize_t rows, cols = 0, kk = 0, count
+    n = given(n, None)
+    m = given(m, None)
+    k = given(k, 0)
+    upper = given(upper, True)
     if (not (upper is True or upper is False) or given(fill, None) is not None
             or given(out, None) is not None or not small_int(k, &kk)
             or not plain(v, 1)):
         return None
     a = <cnp.ndarray>v
     count = cnp.PyArray_DIMS(a)[cnp.PyArray_NDIM(a) - 1]
-    lo, hi = (k, None) if upper else (None, k)
     if n is None:
         if m is not None or count > SMALL_SIZE:
             return None
-        rows = cols = side_of(count, k, upper)
-        if kept_square(rows + 1, lo, hi) == count:    # two sides keep as many
+        rows = cols = side_of(count, kk, upper)
+        if triangle_kept(rows + 1, rows + 1, kk, upper) == count:  # two sides do
             return None
     elif not (small_int(n, &rows) and rows >= 0):
         return None
@@ -489,10 +490,10 @@ cdef object unpack_door(object v, object n, object m, object k, object upper,
         return None
     if n is not None and not small_result(&rows, &cols):
         return None
-    if kept_in(bound(lo, -rows, rows, cols), bound(hi, cols, rows, cols), rows,
-               cols) != count:
+    if triangle_kept(rows, cols, kk, upper) != count:
         return None
-    return unpack_of(a, None, lo, hi, None, rows, cols)
+    return unpack_of(a, None, k if upper else None, None if upper else k, None,
+                     rows, cols)
 
 
 def _unpack(v=MISSING, n=MISSING, m=MISSING, k=MISSING, /, *args, upper=MISSING,
@@ -530,7 +531,7 @@ cdef bint keyed_dtype(object dtype) noexcept:
 cdef object tri_door(object N, object M, object k, object dtype, object like):
     """tri's common call: small ints (small_int, small_result), a dtype
     tri_dtypes knows, no like; None for any other."""
-    cdef Py_ssize_t rows, cols, kk
+    cdef Py_ssize_t rows = 0, cols = 0, kk = 0
     cdef object plain_dtype
     M, k, dtype = given(M, None), given(k, 0), given(dtype, float)
     if not (given(like, None) is None and small_int(N, &rows)
@@ -576,7 +577,7 @@ cdef object small_triangle_indices(Py_ssize_t rows, Py_ssize_t cols, object k,
 cdef object indices_door(object n, object k, object m, bint upper):
     """triu_indices (upper) or tril_indices' common call: small ints
     (small_int, small_result); None for any other."""
-    cdef Py_ssize_t rows, cols, kk
+    cdef Py_ssize_t rows = 0, cols = 0, kk = 0
     k, m = given(k, 0), given(m, None)
     if not (small_int(n, &rows) and small_int(k, &kk)):
         return None
@@ -618,7 +619,7 @@ def _tril_indices(n=MISSING, k=MISSING, m=MISSING, /, *args, **kwargs):
 cdef object indices_from(object arr, object k, bint upper):
     """The _from forms' common call: a 2-D exact numpy array of a small
     result (small_result), a small int k; None for any other."""
-    cdef Py_ssize_t rows, cols, kk
+    cdef Py_ssize_t rows = 0, cols = 0, kk = 0
     k = given(k, 0)
     if (type(arr) is not cnp.ndarray or cnp.PyArray_NDIM(<cnp.ndarray>arr) != 2
             or not small_int(k, &kk)):
