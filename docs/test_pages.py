@@ -118,15 +118,15 @@ def test_page_loads_without_console_errors(site: str, browser: Any, page: str) -
     )
     assert not broken, f"{page}: images that did not load: {broken}"
     # reST does not nest inline markup: ``code`` inside **bold** is shown with
-    # its backticks. Prose (code blocks and literals aside) shows no markup.
+    # its backticks. Prose shows no markup; code blocks, literals, signatures
+    # and parameter names (``**options``) aside.
     prose = browser.execute_script(
         "const main = document.querySelector('main').cloneNode(true);"
-        "main.querySelectorAll('pre, code').forEach(e => e.remove());"
+        "main.querySelectorAll('pre, code, .sig, .field-list strong')"
+        ".forEach(e => e.remove());"
         "return main.innerText;"
     )
-    leftovers = [
-        line for line in prose.splitlines() if "``" in line or "**" in line
-    ]
+    leftovers = [line for line in prose.splitlines() if "``" in line or "**" in line]
     assert not leftovers, f"{page}: markup shown as text: {leftovers}"
 
 

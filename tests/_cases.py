@@ -447,12 +447,10 @@ def clamp_k(k: Any) -> int:
 # and, where it refuses it and k - 1 is of another type, warns of k's type,
 # then is ~tri(n, m, k - 1); the _from forms are these with arr's shape;
 # tril(m, k) is tri's check of k, triu(m, k) of k - 1. Each warning is a
-# DeprecationWarning at the first line outside numpy.lib.
+# DeprecationWarning at the first line outside numpy.lib. numpy 2.5.5 takes
+# the same steps, its warning worded with a space after "integer." (NOT_INTEGER);
+# test_deprecations checks this transcription against numpy wherever it is >= 2.5.
 
-NOT_INTEGER = (
-    "Cannot convert {} safely to an integer.This will raise an error in future "
-    "versions (Deprecated NumPy 2.5)"
-)
 _NUMPY_FAMILY = {
     name: getattr(np, name)
     for name in ("tri", "triu_indices", "tril_indices", "triu_indices_from",
@@ -463,8 +461,17 @@ _NUMPY_FAMILY = {
 with warnings.catch_warnings(record=True) as _caught:
     warnings.simplefilter("always")
     np.tri(2.0)
+_deprecations = [str(w.message) for w in _caught if w.category is DeprecationWarning]
 #: The running numpy deprecates sizes and k that are not integers (>= 2.5).
-NUMPY_DEPRECATES = any(w.category is DeprecationWarning for w in _caught)
+NUMPY_DEPRECATES = bool(_deprecations)
+#: numpy 2.5's warning, "{}" for the type's name: the running numpy's words
+#: (v2.5.0 to v2.5.2 lack the space after "integer."), else numpy 2.5.5's.
+NOT_INTEGER = (
+    _deprecations[0].replace("float", "{}", 1)
+    if NUMPY_DEPRECATES
+    else "Cannot convert {} safely to an integer. This will raise an error in "
+    "future versions (Deprecated NumPy 2.5)"
+)
 
 
 def _refused(value: Any) -> type | None:
@@ -719,6 +726,9 @@ def func(upper: bool) -> Callable[..., Any]:
 # --- fills by dtype -------------------------------------------------------------------
 
 _PAYLOAD_NAN = {2: 0x7E01, 4: 0x7FC00123, 8: 0x7FF8000000000123}
+#: NaT with no unit (datetime64 "M", timedelta64 "m"), made from its bits:
+#: numpy 2.5 deprecates the generic unit where it parses or converts a value.
+NAT = {kind: np.array(np.iinfo(np.int64).min).view(f"{kind}8")[()] for kind in "Mm"}
 NUMPY_FLOATS = (np.float16, np.float32, np.float64)
 
 
@@ -750,12 +760,12 @@ def fills(dtype: Any) -> list[Any]:
         return [int(np.iinfo(dt).max), 1]
     if kind == "c":
         return [complex(float("nan"), float("-inf")), complex(-0.0, -0.0), 1.5, -2]
-    if kind == "M":
+    if kind in "Mm":
         if np.datetime_data(dt)[0] == "generic":  # only NaT fits no unit
-            return [np.datetime64("NaT")]
-        return [np.datetime64("NaT"), np.datetime64(1_234_567_890, "s")]
-    if kind == "m":
-        return [np.timedelta64("NaT"), -7]
+            return [NAT[kind]]  # (numpy 2.5 deprecates a bare int into m8 too)
+        if kind == "M":
+            return [NAT[kind], np.datetime64(1_234_567_890, "s")]
+        return [NAT[kind], -7]
     if kind == "U":
         return ["é€\U0001f600"[: dt.itemsize // 4], ""]
     if kind == "S":
@@ -1105,6 +1115,18 @@ def every(labels: Iterable[Any], check: Callable[[Any], None]) -> None:
 
 # --- fills a dtype cannot hold --------------------------------------------------------
 
+
+def numpy_fill_error(dtype: Any, fill: Any) -> type[Exception]:
+    """The error of the running numpy's own conversion of fill into dtype
+    (same_kind casting), where trilu adds no rule of its own: a float into
+    timedelta64 is a TypeError there before numpy 2.5, a ValueError from 2.5
+    on (as numpy's item assignment always gave)."""
+    error = outcome(np.copyto, np.zeros((), dtype), fill, casting="same_kind")
+    assert isinstance(error, tuple), f"numpy converts {fill!r} into {dtype}"
+    exception: type[Exception] = error[0]
+    return exception
+
+
 BAD_FILLS = [
     ("int8", 300, OverflowError),
     ("int8", -129, OverflowError),
@@ -1124,7 +1146,7 @@ BAD_FILLS = [
     ("int32", 2.0, TypeError),
     ("uint8", np.float64(1.0), TypeError),
     ("int4", 1.5, TypeError),
-    ("m8[ns]", 1.5, TypeError),
+    ("m8[ns]", 1.5, numpy_fill_error("m8[ns]", 1.5)),
     ("float64", 1j, TypeError),
     ("float32", complex(1, 0), TypeError),
     ("M8[s]", 5, TypeError),

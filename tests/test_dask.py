@@ -10,6 +10,7 @@ own triu/tril; pack and unpack refuse dask arrays.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import itertools
 import pickle
@@ -17,7 +18,7 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -25,6 +26,7 @@ import numpy as np
 import pytest
 from _cases import (
     ALL_DTYPES,
+    NAT,
     STRING,
     TIMEOUT,
     Token,
@@ -34,6 +36,8 @@ from _cases import (
     onnx_zero,
     run_python,
     spec_oracle,
+    triangle_warnings,
+    warned,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -266,7 +270,9 @@ def test_k_is_validated_as_for_numpy_arrays() -> None:
     x = da.ones((3, 3), chunks=2)
     with pytest.raises(TypeError, match="k must be an integer"):
         trilu.triu(x, 1.5)
-    assert_same(trilu.triu(x, 1.0).compute(), np.triu(np.ones((3, 3)), 1))
+    got, messages = warned(lambda: trilu.triu(x, 1.0).compute())
+    assert_same(got, np.triu(np.ones((3, 3)), 1))
+    assert messages == triangle_warnings(1.0, True, 3, 3)  # numpy's (>= 2.5)
     assert_same(trilu.trilu(x, np.array([1])).compute(), np.triu(np.ones((3, 3)), 1))
 
 
@@ -441,7 +447,7 @@ FILLS: dict[str, list[Any]] = {
     "T": ["ab", ""],
     "S": [b"ab"],
     "O": [Token(-1), "ab"],
-    "M": [np.datetime64("NaT")],
+    "M": [NAT["M"]],
     "m": [np.timedelta64(-7, "s")],
     "V": [b"\x01\x02"],
 }
@@ -929,22 +935,33 @@ def test_store_into_preallocated_array(lock: bool) -> None:
             assert_same(target, ref(a, k))
 
 
-def test_distributed_local_cluster_with_processes() -> None:
-    distributed = pytest.importorskip("distributed")
-    a = np.random.default_rng(2).random((3, 40, 50))
-    x = da.from_array(a, chunks=(2, 15, 20))
+@contextlib.contextmanager
+def _local_cluster(distributed: Any, **workers: int) -> Iterator[Any]:
+    """A client of a cluster of worker processes, shut down within bounded
+    time: on a loaded machine a worker can outlast the default close."""
     cluster = distributed.LocalCluster(
-        n_workers=2,
         processes=True,
-        threads_per_worker=1,
         # None still serves the scheduler's HTTP routes on 8787, which two
         # test runs at once then fight over: ":0" takes any free port.
         dashboard_address=":0",
         worker_dashboard_address=None,
+        **workers,
     )
+    client = distributed.Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close(timeout=60)
+        cluster.close(timeout=60)
+
+
+def test_distributed_local_cluster_with_processes() -> None:
+    distributed = pytest.importorskip("distributed")
+    a = np.random.default_rng(2).random((3, 40, 50))
+    x = da.from_array(a, chunks=(2, 15, 20))
     b = a[:, :, :40] + 1j * a[:, :, 10:]
     y = da.from_array(b, chunks=(2, 15, 20))  # mirror rechunks the columns
-    with cluster, distributed.Client(cluster) as client:
+    with _local_cluster(distributed, n_workers=2, threads_per_worker=1) as client:
         results = client.compute(
             [
                 trilu.triu(x, 3),
@@ -1040,14 +1057,7 @@ def test_distributed_worker_one_thread_unless_chosen(monkeypatch) -> None:
     its blocks run on one thread; a count set in the worker is honoured."""
     distributed = pytest.importorskip("distributed")
     monkeypatch.delenv("TRILU_NUM_THREADS", raising=False)  # the workers inherit
-    cluster = distributed.LocalCluster(
-        n_workers=1,
-        processes=True,
-        threads_per_worker=2,
-        dashboard_address=":0",
-        worker_dashboard_address=None,
-    )
-    with cluster, distributed.Client(cluster) as client:
+    with _local_cluster(distributed, n_workers=1, threads_per_worker=2) as client:
         environ = client.run(lambda: __import__("os").environ.get("OMP_NUM_THREADS"))
         assert list(environ.values()) == ["1"]
         assert list(client.run(trilu.get_num_threads).values()) == [1]

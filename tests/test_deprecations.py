@@ -3,17 +3,18 @@
 numpy 2.5 (numpy/numpy#30869) takes N, M and k of ``tri``, of the index family
 and so of ``triu``/``tril`` through ``operator.index`` (unsigned integers as
 the integers they are) and deprecates what that refuses. trilu follows the
-numpy it runs on (``trilu._validate.INDEX_SIZES``, set at import). The running
+numpy it runs on (``trilu._validate.NOT_INTEGER``, set at import). The running
 numpy is the oracle for its own rules; numpy 2.5's rules, where numpy is
-older (the registries here stop at 2.4), are checked against
-``_cases.numpy25``: numpy 2.5's checks transcribed from its source, its values
-the running numpy's on what numpy 2.5 converts. Every warning must point at
-the caller's line, as numpy's do.
+older, are checked against ``_cases.numpy25``: numpy 2.5's checks transcribed
+from its source, its values the running numpy's on what numpy 2.5 converts,
+itself checked against the running numpy wherever that is 2.5 or later. Every
+warning must point at the caller's line, as numpy's do.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import operator
 import warnings
 from typing import Any
@@ -159,17 +160,20 @@ def test_family_as_numpy_25(
     """Under numpy 2.5's rules: its result or error, and its warnings."""
     if not all(_rules_of_numpy_25(a) for a in args):
         pytest.skip("this numpy's bools have an __index__ (numpy < 2.3)")
-    monkeypatch.setattr(_validate, "INDEX_SIZES", True)
+    monkeypatch.setattr(_validate, "NOT_INTEGER", NOT_INTEGER)
     got = warned(lambda: getattr(trilu, name)(*args))
     exp = numpy25(name, *args)
     _same(got[0], exp[0])
     assert got[1] == exp[1]
 
 
-@pytest.mark.parametrize("dtype", [np.int8, object, "foo", "M8"], ids=str)
+TRI_DTYPES = [np.int8, object, "foo", "M8"]
+
+
+@pytest.mark.parametrize("dtype", TRI_DTYPES, ids=str)
 def test_numpy_25_dtypes(dtype: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """tri's dtype: numpy's cast of its mask, or its error before the warning."""
-    monkeypatch.setattr(_validate, "INDEX_SIZES", True)
+    monkeypatch.setattr(_validate, "NOT_INTEGER", NOT_INTEGER)
     got = warned(lambda: trilu.tri(3.0, 2, np.uint8(1), dtype))
     exp = numpy25("tri", 3.0, 2, np.uint8(1), dtype)
     _same(got[0], exp[0])
@@ -181,7 +185,7 @@ def test_numpy_25_dtypes(dtype: Any, monkeypatch: pytest.MonkeyPatch) -> None:
 )
 def test_numpy_25_like(like: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """like= an array numpy answers itself: numpy's answer without it."""
-    monkeypatch.setattr(_validate, "INDEX_SIZES", True)
+    monkeypatch.setattr(_validate, "NOT_INTEGER", NOT_INTEGER)
     got = warned(lambda: trilu.tri(3.0, 2, like=like))
     exp = numpy25("tri", 3.0, 2, 0)
     _same(got[0], exp[0])
@@ -193,7 +197,7 @@ def test_numpy_25_integers_take_the_kernel(monkeypatch: pytest.MonkeyPatch) -> N
     kernel's: numpy's function (and its n x m mask) is never called. The
     first is numpy 2.5's test of unsigned sizes (test_twodim_base.py at
     v2.5.0), where numpy 2.4's arithmetic in the unsigned type raises."""
-    monkeypatch.setattr(_validate, "INDEX_SIZES", True)
+    monkeypatch.setattr(_validate, "NOT_INTEGER", NOT_INTEGER)
     for name in ("_np_tri", "_np_triu_indices", "_np_tril_indices"):
         monkeypatch.setattr(_indices, name, None)
     got = trilu.triu_indices(np.uint64(4), m=np.uint8(4))
@@ -225,14 +229,16 @@ def test_numpy_25_deprecation_tests(
 ) -> None:
     if not all(_rules_of_numpy_25(v) for v in kwargs.values()):
         pytest.skip("this numpy's bools have an __index__ (numpy < 2.3)")
-    monkeypatch.setattr(_validate, "INDEX_SIZES", True)
+    monkeypatch.setattr(_validate, "NOT_INTEGER", NOT_INTEGER)
     with pytest.deprecated_call(match="safely to an integer"):
         getattr(trilu, name)(**kwargs)
 
 
 def test_switch_is_the_running_numpy_s() -> None:
-    """INDEX_SIZES is on exactly where numpy's own tri deprecates a float."""
-    assert _validate.INDEX_SIZES is NUMPY_DEPRECATES
+    """numpy 2.5's rules are on exactly where numpy's own tri deprecates a
+    float, with numpy's words."""
+    words = NOT_INTEGER if NUMPY_DEPRECATES else None
+    assert words == _validate.NOT_INTEGER
 
 
 # --- triu and tril: numpy's warnings for k, trilu's answers ------------------------------
@@ -273,7 +279,7 @@ def _triangle_check(k: Any, upper: bool, rules_of_25: bool) -> None:
 def test_triangle_as_the_running_numpy(k: Any, upper: bool) -> None:
     """numpy's warnings where numpy and trilu have an answer (trilu refuses
     a k that is not integral); none on numpy < 2.5."""
-    _triangle_check(k, upper, _validate.INDEX_SIZES)
+    _triangle_check(k, upper, NUMPY_DEPRECATES)
     x = np.arange(20.0).reshape(4, 5)
     exp = warned(lambda: (np.triu if upper else np.tril)(x, k))
     if k not in NOT_INTEGRAL and not isinstance(exp[0], tuple):
@@ -287,14 +293,38 @@ def test_triangle_as_numpy_25(
 ) -> None:
     if not _rules_of_numpy_25(k):
         pytest.skip("this numpy's bools have an __index__ (numpy < 2.3)")
-    monkeypatch.setattr(_validate, "INDEX_SIZES", True)
+    monkeypatch.setattr(_validate, "NOT_INTEGER", NOT_INTEGER)
     _triangle_check(k, upper, True)
+
+
+# --- the transcription, checked where numpy is 2.5 ----------------------------------------
+
+
+@pytest.mark.skipif(not NUMPY_DEPRECATES, reason="checks numpy25 against numpy >= 2.5")
+def test_transcription_is_the_running_numpy_s() -> None:
+    """numpy25 and numpy25_warnings, the oracle of the tests here where numpy
+    is older, are the running numpy 2.5's result or error and warnings: for
+    every call above, and for triu and tril every k (the warnings before its
+    mask where numpy raises on a bool's -k, all where it answers)."""
+    calls = FAMILY_CALLS + [("tri", (3.0, 2, np.uint8(1), d)) for d in TRI_DTYPES]
+    for name, args in calls:
+        exp = warned(lambda: getattr(np, name)(*args))  # noqa: B023
+        got = numpy25(name, *args)
+        _same(got[0], exp[0])
+        assert got[1] == exp[1], (name, args)
+    x = np.arange(20.0).reshape(4, 5)
+    for k, upper in itertools.product(K_FORMS.values(), (True, False)):
+        name = "triu" if upper else "tril"
+        exp, messages = warned(lambda: getattr(np, name)(x, k))  # noqa: B023
+        first, then = numpy25_warnings(name, 4, 5, k)
+        raised = isinstance(exp, tuple) and isinstance(exp[0], type)
+        assert messages == (first if raised else first + then), (name, k)
 
 
 def test_numpy_25_through_the_patch(monkeypatch: pytest.MonkeyPatch) -> None:
     """trilu's triu called by numpy's own code (mask_indices): the warning
     points past numpy.lib too, at the line that called numpy, as numpy's."""
-    monkeypatch.setattr(_validate, "INDEX_SIZES", True)
+    monkeypatch.setattr(_validate, "NOT_INTEGER", NOT_INTEGER)
     with trilu.patched():
         got = warned(lambda: np.mask_indices(3, np.triu, 1.0))
     assert got[1] == [NOT_INTEGER.format("float")]
@@ -304,7 +334,7 @@ def test_toolkit_takes_integral_floats_silently(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """band, pack and unpack are trilu's own: numpy's deprecation is not theirs."""
-    monkeypatch.setattr(_validate, "INDEX_SIZES", True)
+    monkeypatch.setattr(_validate, "NOT_INTEGER", NOT_INTEGER)
     x = np.arange(20.0).reshape(4, 5)
     for call in (
         lambda: trilu.band(x, 1.0, np.float64(2.0)),
@@ -320,7 +350,7 @@ def test_a_warning_as_error_comes_before_any_write(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Under -W error, triu's warning raises before out= is written."""
-    monkeypatch.setattr(_validate, "INDEX_SIZES", True)
+    monkeypatch.setattr(_validate, "NOT_INTEGER", NOT_INTEGER)
     x = np.arange(20.0).reshape(4, 5)
     out = np.full_like(x, -1.0)
     with pytest.raises(DeprecationWarning, match="Cannot convert float"):

@@ -12,6 +12,7 @@ write.
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -424,6 +425,34 @@ def test_good_fill_conversions() -> None:
         with np.errstate(over="ignore"):
             exp = triangle_oracle(x, 0, True, fill)
             assert_same(trilu.triu(x, fill=fill), exp)
+
+
+def test_bare_int_into_generic_timedelta() -> None:
+    """An int fill of a timedelta with no unit: numpy's value and numpy's
+    warnings (numpy 2.5 deprecates the conversion; they name trilu's line, the
+    Python frame numpy's C code sees), raised before any write where
+    warnings are errors."""
+    x = np.arange(12).view("m8").reshape(3, 4)
+    with warnings.catch_warnings(record=True) as numpy_s:
+        warnings.simplefilter("always")
+        exp = triangle_oracle(x, 1, True, -7)
+    for call in (
+        partial(trilu.triu, x, 1, fill=-7),
+        partial(trilu.band, x, 1, None, fill=-7),
+    ):
+        with warnings.catch_warnings(record=True) as trilu_s:
+            warnings.simplefilter("always")
+            assert_same(call(), exp)
+        assert [(w.category, str(w.message)) for w in trilu_s] == [
+            (w.category, str(w.message)) for w in numpy_s
+        ]
+        if numpy_s:
+            out = x.copy()
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                with pytest.raises(DeprecationWarning):
+                    call(out=out)
+            assert snapshot(out) == snapshot(x)
 
 
 BAD_ARGS = [

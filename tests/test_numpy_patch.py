@@ -211,7 +211,8 @@ def test_numpy_suite_with_patch(name: str) -> None:
 
 
 def _scipy_cases() -> list[tuple[str, Any]]:
-    """scipy.linalg functions whose code calls np.triu/np.tril by name."""
+    """scipy.linalg functions whose code has called np.triu/np.tril by name
+    (scipy 1.18's qr no longer does: see _calls_numpy_s_names)."""
     linalg = importlib.import_module("scipy.linalg")
     rng = np.random.default_rng(7)
     tall = rng.standard_normal((9, 5))
@@ -238,11 +239,34 @@ def _flatten(result: Any) -> list[np.ndarray]:
     return [np.asarray(result)]
 
 
+def _calls_numpy_s_names(call: Any) -> bool:
+    """Whether call looks np.triu or np.tril up in numpy's namespace, where
+    the patch reaches it: counted, without trilu, by stand-ins put there."""
+    calls = [0]
+
+    def counted(function: Any) -> Any:
+        def stand_in(*args: Any, **kwargs: Any) -> Any:
+            calls[0] += 1
+            return function(*args, **kwargs)
+
+        return stand_in
+
+    with pytest.MonkeyPatch.context() as patch:
+        for function in ORIGINAL:
+            patch.setattr(np, function.__name__, counted(function))
+        call()
+    return calls[0] > 0
+
+
 def test_scipy_through_the_patch_bit_identical() -> None:
-    """Each call runs trilu's triu/tril under the patch, and every array it
-    returns has the same dtype, shape and bytes as without the patch."""
-    pytest.importorskip("scipy")
-    for label, call in _scipy_cases():
+    """Each call that uses numpy's names in the scipy installed runs trilu's
+    triu/tril under the patch, and every array it returns has the same dtype,
+    shape and bytes as without the patch."""
+    scipy = pytest.importorskip("scipy")
+    cases = [case for case in _scipy_cases() if _calls_numpy_s_names(case[1])]
+    if not cases:
+        pytest.skip(f"scipy {scipy.__version__} calls np.triu/np.tril in none")
+    for label, call in cases:
         expected = _flatten(call())
         with trilu.patched(), count_trilu_calls() as calls:
             got = _flatten(call())

@@ -252,7 +252,7 @@ def tri(
         if made is not None:
             return made
     sizes = _sizes(N, M, k) if like is None else None
-    if sizes is None and like is None and _validate.INDEX_SIZES:
+    if sizes is None and like is None and _validate.NOT_INTEGER is not None:
         N, M, k, refused = _validate.tri_sizes(N, M, k)
         if refused is not None:
             return _numpy_tri(N, M, k, dtype)
@@ -267,7 +267,7 @@ def tri(
 
 def _indices(n: Any, k: Any, m: Any, upper: bool) -> tuple[np.ndarray, np.ndarray]:
     sizes = _sizes(n, m, k)
-    if sizes is None and _validate.INDEX_SIZES:
+    if sizes is None and _validate.NOT_INTEGER is not None:
         n, m, k, refused = _validate.tri_sizes(n, m, k)
         if refused is not None:
             return _numpy_indices(n, k, m, upper)

@@ -55,7 +55,7 @@ def triangle_k(k: Any, upper: bool) -> int:
     an integer: triu hands it ``k - 1`` (a numpy bool's is an int), tril
     ``k``."""
     value = numpy_k(k)
-    if INDEX_SIZES and _refuses(k):
+    if NOT_INTEGER is not None and _refuses(k):
         handed = k - 1 if upper else k
         if _refuses(handed):
             not_integer(type(handed))
@@ -110,14 +110,25 @@ def onnx_upper(upper: Any) -> bool:
 # numpy/numpy#30869 (numpy 2.5): tri, the index family and so triu and tril
 # take N, M and k through operator.index (unsigned integers too, which numpy
 # 2.4's arithmetic in their type got wrong) and deprecate what it refuses.
-# Decided once, from the numpy trilu runs on.
-INDEX_SIZES = np.lib.NumpyVersion(np.__version__) >= "2.5.0.dev0"
 
-# numpy's message, its missing space included
-_NOT_INTEGER = (
-    "Cannot convert {} safely to an integer.This will raise an error in future "
-    "versions (Deprecated NumPy 2.5)"
-)
+
+def _numpy_not_integer() -> str | None:
+    """The running numpy's DeprecationWarning for a k that is not an integer,
+    its type's name as ``{}`` (numpy words it anew within 2.5), or None where
+    numpy takes such a k silently (numpy < 2.5)."""
+    k: Any = 0.0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        np.tri(0, 0, k)
+    for w in caught:
+        if w.category is DeprecationWarning:
+            return str(w.message).replace(float.__name__, "{}", 1)
+    return None
+
+
+# Decided once, from the numpy trilu runs on: numpy 2.5's rules for sizes and
+# k (and its warning) where this is a message, numpy 2.4's where it is None.
+NOT_INTEGER = _numpy_not_integer()
 # The warning points past these files, as numpy's own points past numpy.lib's
 # (its skip_file_prefixes): at the line that called trilu, or numpy.
 _INSIDE = tuple(str(Path(path).parent) + os.sep for path in (__file__, np.lib.__file__))
@@ -164,13 +175,13 @@ def triu_indices_k(k: Any) -> Any:
 def not_integer(refused: type | None) -> None:
     """numpy >= 2.5's DeprecationWarning for a size or k of type `refused`
     (none for None), at the first line outside trilu and numpy.lib."""
-    if refused is None:
+    if refused is None or NOT_INTEGER is None:
         return
     frame, level = sys._getframe(1), 2
     while frame.f_back is not None and frame.f_code.co_filename.startswith(_INSIDE):
         frame, level = frame.f_back, level + 1
     warnings.warn(
-        _NOT_INTEGER.format(refused.__name__), DeprecationWarning, stacklevel=level
+        NOT_INTEGER.format(refused.__name__), DeprecationWarning, stacklevel=level
     )
 
 
