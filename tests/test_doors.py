@@ -132,7 +132,8 @@ def common_calls() -> Iterator[tuple[str, str, tuple, dict]]:
     the forms people write them."""
     for label, x in _arrays():
         square = x[..., :3, :3]
-        kind = x.dtype.kind
+        # fills remembered: numpy's numbers' (remembers)
+        fills = [] if ml_dtype(x.dtype) else FILLS.get(x.dtype.kind, [])
         rows, cols = x.shape[-2:]
         for name, args, kwargs in [
             ("triu", (x,), {}),
@@ -160,12 +161,8 @@ def common_calls() -> Iterator[tuple[str, str, tuple, dict]]:
                 (trilu.pack(x, -1, upper=False), rows, cols, -1),
                 {"upper": False},
             ),
-            *[
-                (name, (x,), {"fill": fill})
-                for fill in FILLS.get(kind, [])
-                for name in ("triu", "tril")
-            ],
-            *[("band", (x, 0, 1), {"fill": fill}) for fill in FILLS.get(kind, [])],
+            *[(name, (x,), {"fill": f}) for f in fills for name in ("triu", "tril")],
+            *[("band", (x, 0, 1), {"fill": fill}) for fill in fills],
         ]:
             if name == "trilu" and x.dtype not in ONNX_PLAIN:
                 continue
@@ -365,3 +362,20 @@ def test_a_fill_that_warns_warns_each_time() -> None:
             warnings.simplefilter("error")
             with np.errstate(over="ignore"):
                 assert np.isinf(trilu.triu(x, fill=1e300)[1, 0])
+
+
+def test_only_numbers_are_remembered() -> None:
+    """A fill is remembered into numpy's numbers and bool, whose conversions
+    warn of nothing but floating-point errors; into another dtype (a
+    timedelta, whose int fills numpy 2.5 deprecates without a unit) every
+    call converts it anew, in Python."""
+    for dtype, fill, remembered in [
+        ("float64", -7, True), ("int8", -7, True), ("bool", True, True),
+        ("m8", -7, False), ("m8[s]", -7, False), ("M8[s]", 7, False),
+        ("V8", 7, False),
+    ]:  # fmt: skip
+        x = np.zeros((3, 3), dtype)
+        outcome(trilu.triu, x, fill=fill)
+        with python_calls() as calls:
+            outcome(trilu.triu, x, fill=fill)
+        assert (not calls) == remembered, (dtype, fill, calls)

@@ -151,7 +151,9 @@ cdef bint small_result(Py_ssize_t *rows, Py_ssize_t *cols) noexcept:
 
 # A fill's element bytes in a dtype, as the Python layer converted them (NEP
 # 50's answer) without a floating-point error: the same bytes under any
-# np.errstate, and no warning to give. By the fill's exact type (float, int,
+# np.errstate, and no warning to give (numpy's numbers and bools warn of
+# nothing else; other dtypes are never remembered: numpy 2.5 deprecates an
+# int into a timedelta with no unit). By the fill's exact type (float, int,
 # bool), then dtype, then the fill itself: equal fills of one type are then
 # the same number (a NaN equals only itself, the same object; float zeros are
 # never kept, 0.0 equalling -0.0), whose bytes are the same. Looked up by
@@ -172,15 +174,18 @@ cdef dict fills_of(object fill):
     return _bool_fills if t is bool else None
 
 
-def remembers(object fill):
-    """Whether the doors remember fill's bytes: a fill of the exact type
-    float (but a zero), int or bool."""
-    return fills_of(fill) is not None
+def remembers(cnp.dtype descr not None, object fill):
+    """Whether the doors remember fill's bytes in descr: a fill of the exact
+    type float (but a zero), int or bool, into one of numpy's numbers or
+    bool."""
+    cdef int t = descr.type_num
+    return (t <= cnp.NPY_CLONGDOUBLE or t == cnp.NPY_FLOAT16) and (
+        fills_of(fill) is not None)
 
 
 def remember_fill(cnp.dtype descr not None, object fill, bytes data not None):
-    """Remember data, fill's bytes in descr (remembers(fill)), as the Python
-    layer converted it without a floating-point error."""
+    """Remember data, fill's bytes in descr (remembers(descr, fill)), as the
+    Python layer converted it without a floating-point error."""
     cdef dict by_dtype = fills_of(fill), by_fill
     if len(by_dtype) >= FILLS_MAX:
         by_dtype.clear()

@@ -60,7 +60,7 @@ def _fill(fill: Any, dtype: np.dtype, zero: Any) -> np.ndarray:
     error, as ``np.errstate(all="raise")`` finds: then they are the same under
     any errstate, and no warning is owed. Otherwise the conversion runs again
     under the caller's errstate, which gives numpy's own warning or error."""
-    if dtype.hasobject or not _kernel.remembers(fill):
+    if not _kernel.remembers(dtype, fill):
         return _validate.fill(fill, dtype, zero)
     try:
         with np.errstate(all="raise"):
