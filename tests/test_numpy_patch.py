@@ -62,6 +62,17 @@ def test_round_trip() -> None:
     assert np.tril is ORIGINAL[1]
 
 
+def test_the_wrappers_trace_as_themselves() -> None:
+    """numpy's triu, tril and tri under the patch are wrappers of trilu's,
+    which torch.compile traces as themselves: none of the attributes that
+    send it from a door (_kernel.door) to trilu's Python function."""
+    with trilu.patched():
+        for name in ("triu", "tril", "tri"):
+            wrapper = getattr(np, name)
+            assert wrapper.__wrapped__ is getattr(trilu, name)
+            assert "__original_fn" not in vars(wrapper)
+
+
 def test_twice_on_and_off_is_harmless() -> None:
     trilu.restore_numpy()  # off already: nothing happens
     assert (np.triu, np.tril) == ORIGINAL
