@@ -246,30 +246,6 @@ cdef int matrix_dims(cnp.ndarray src) except -1:
     return cnp.PyArray_NDIM(src)
 
 
-cdef int triangle_band(cnp.ndarray src, object k, bint upper,
-                       Py_ssize_t *a, Py_ssize_t *b) except -1:
-    """The band a <= j - i <= b that triu(k) (upper) or tril(k) keeps of
-    src's matrices, clamped to them: the one mapping of k, for triangle and
-    explain."""
-    cdef int nd = matrix_dims(src)
-    cdef Py_ssize_t rows = cnp.PyArray_DIMS(src)[nd - 2]
-    cdef Py_ssize_t cols = cnp.PyArray_DIMS(src)[nd - 1]
-    cdef Py_ssize_t kk = bound(k, 0, rows, cols)
-    if upper:
-        a[0], b[0] = kk, cols
-    else:
-        a[0], b[0] = -rows, kk
-    return 0
-
-
-cdef inline cnp.ndarray triangle(cnp.ndarray src, cnp.ndarray dst, object k,
-                                 bint upper, Order order):
-    """triu (upper) or tril of src with zeros, called from C."""
-    cdef Py_ssize_t a, b
-    triangle_band(src, k, upper, &a, &b)
-    return band_of(src, dst, a, b, None, order)
-
-
 def band(cnp.ndarray src not None, cnp.ndarray dst, object lo, object hi,
          object fill=None, object order=None):
     """Write src into dst (a new array laid out as `order` says when None)
@@ -474,10 +450,10 @@ def explain(cnp.ndarray src not None, object k, bint upper, cnp.ndarray out=None
     and uniform matrices merged; lead and trail: the edges of triu's kept and
     crossed runs, or of tril's filled and crossed ones), the threads,
     streaming, and for a fresh result its strides and the allocation it
-    would get now. Nothing is allocated, written or kept."""
-    cdef Py_ssize_t a, b
-    triangle_band(src, k, upper, &a, &b)
-    return describe(src, out, a, b, None, <Order>order_code(order))
+    would get now. Nothing is allocated, written or kept. triu(k) is the
+    band (k, None), tril(k) (None, k)."""
+    return explain_band(src, k if upper else None, None if upper else k, out, None,
+                        order)
 
 
 def explain_band(cnp.ndarray src not None, object lo, object hi,
