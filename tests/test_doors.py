@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import itertools
+import pickle
 import sys
 import warnings
 from collections.abc import Callable, Iterator
@@ -245,9 +246,10 @@ def test_other_calls_reach_python() -> None:
 
 @pytest.mark.parametrize("name", PUBLIC)
 def test_the_door_has_its_functions_signature(name: str) -> None:
-    """The door shows its Python function's signature, and takes the same
-    parameters: the positional ones by position (a keyword of theirs lands in
-    **kwargs, and so never binds twice), the keyword-only ones by name."""
+    """The door shows its Python function's signature, name and docstring,
+    and takes the same parameters: the positional ones by position (a keyword
+    of theirs lands in **kwargs, and so never binds twice), the keyword-only
+    ones by name."""
     door, python = through(name)
     assert inspect.signature(door) == inspect.signature(python)
     own = inspect.signature(door, follow_wrapped=False).parameters.values()
@@ -264,6 +266,7 @@ def test_the_door_has_its_functions_signature(name: str) -> None:
     assert door.__name__ == python.__name__ == name
     assert door.__doc__ == python.__doc__
     assert door.__module__ == python.__module__
+    assert pickle.loads(pickle.dumps(door)) is door  # by module and name
 
 
 BAD_CALLS: list[tuple[tuple, dict]] = [
