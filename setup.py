@@ -33,6 +33,7 @@ kernel = Extension(
     ["src/trilu/_kernel.pyx"],
     include_dirs=[np.get_include(), "src/trilu"],
     depends=[
+        "src/trilu/_doors.pxi",
         "src/trilu/_indices.pxi",
         "src/trilu/_mask.h",
         "src/trilu/_memory.pxi",

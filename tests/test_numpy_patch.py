@@ -16,7 +16,7 @@ import pytest
 from _cases import assert_same, run_python
 
 import trilu
-from trilu import _private
+from trilu import _numpy_patch, _private
 
 ORIGINAL = (np.triu, np.tril)
 
@@ -33,8 +33,9 @@ def _unpatched() -> Iterator[None]:
 
 @contextlib.contextmanager
 def count_trilu_calls() -> Iterator[list[int]]:
-    """Count the calls of trilu.triu/tril made in the block (a profile hook)."""
-    codes = {trilu.triu.__code__, trilu.tril.__code__}
+    """Count the calls of trilu.triu/tril made in the block through numpy's
+    names: of the patch's wrappers (a profile hook; trilu's own are C)."""
+    codes = {_numpy_patch._triu.__code__, _numpy_patch._tril.__code__}
     calls = [0]
 
     def profile(frame: Any, event: str, _arg: Any) -> None:
@@ -59,6 +60,17 @@ def test_round_trip() -> None:
     trilu.restore_numpy()
     assert np.triu is ORIGINAL[0]
     assert np.tril is ORIGINAL[1]
+
+
+def test_the_wrappers_trace_as_themselves() -> None:
+    """numpy's triu, tril and tri under the patch are wrappers of trilu's,
+    which torch.compile traces as themselves: none of the attributes that
+    send it from a door (_kernel.door) to trilu's Python function."""
+    with trilu.patched():
+        for name in ("triu", "tril", "tri"):
+            wrapper = getattr(np, name)
+            assert wrapper.__wrapped__ is getattr(trilu, name)
+            assert "__original_fn" not in vars(wrapper)
 
 
 def test_twice_on_and_off_is_harmless() -> None:

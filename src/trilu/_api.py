@@ -1,6 +1,7 @@
-"""The public functions: a numpy array to the kernel (``_kernel.fill_plain``
-for the common case, ``_route`` for the rest), any other input to
-``_dispatch``, with its scalar arguments already valid."""
+"""The public functions: each is the kernel's door (``_kernel.door``), which
+answers the common call in C and hands any other to the function here: a
+numpy array to ``_route``, any other input to ``_dispatch``, with its scalar
+arguments already valid."""
 
 from __future__ import annotations
 
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
     )
 
 _ndarray = np.ndarray
-_fill_plain = _kernel.fill_plain
 
 
 # The public functions' types, as numpy's own for triu and tril
@@ -80,6 +80,7 @@ def triu(
     order: Order = None,
     out: None = None,
 ) -> NDArray[Any]: ...
+@_kernel.door
 def triu(
     m: ArrayLike | DaskArray | Foreign,
     k: SupportsIndex = 0,
@@ -168,12 +169,6 @@ def triu(
            [-inf, -inf,   1.],
            [-inf, -inf, -inf]])
     """
-    if (
-        type(m) is _ndarray
-        and fill is None
-        and (result := _fill_plain(m, k, True, out, order)) is not None
-    ):
-        return result
     if type(k) is not int:
         k = _validate.triangle_k(k, True)
     if type(m) is _ndarray:
@@ -234,6 +229,7 @@ def tril(
     order: Order = None,
     out: None = None,
 ) -> NDArray[Any]: ...
+@_kernel.door
 def tril(
     m: ArrayLike | DaskArray | Foreign,
     k: SupportsIndex = 0,
@@ -305,12 +301,6 @@ def tril(
            [1., 1., 0.],
            [1., 1., 1.]], dtype=float32)
     """
-    if (
-        type(m) is _ndarray
-        and fill is None
-        and (result := _fill_plain(m, k, False, out, order)) is not None
-    ):
-        return result
     if type(k) is not int:
         k = _validate.triangle_k(k, False)
     if type(m) is _ndarray:
@@ -376,6 +366,7 @@ def band(
     order: Order = None,
     out: None = None,
 ) -> NDArray[Any]: ...
+@_kernel.door
 def band(
     m: ArrayLike | DaskArray | Foreign,
     lo: SupportsIndex | None = None,
@@ -503,6 +494,7 @@ def mirror(
     order: Order = None,
     out: None = None,
 ) -> NDArray[Any]: ...
+@_kernel.door
 def mirror(
     m: ArrayLike | DaskArray | Foreign,
     *,
@@ -622,6 +614,7 @@ def trilu(
     order: Order = None,
     out: None = None,
 ) -> NDArray[Any]: ...
+@_kernel.door
 def trilu(
     input: ArrayLike | DaskArray | Foreign,
     k: SupportsIndex = 0,
@@ -713,6 +706,4 @@ def trilu(
             own=(lo, hi),
         )
     _validate.onnx_type(input.dtype)
-    if (result := _fill_plain(input, k, upper, out, order)) is not None:
-        return result
     return _route.triangle(input, k, upper, out, order, True)

@@ -138,7 +138,7 @@ cdef void tri_stream(char *d, const char *ones, Py_ssize_t n, Py_ssize_t m,
     trilu_stream_fence()
 
 
-def tri(Py_ssize_t n, Py_ssize_t m, object k, cnp.dtype descr, bytes one):
+cpdef tri(Py_ssize_t n, Py_ssize_t m, object k, cnp.dtype descr, bytes one):
     """``numpy.tri(n, m, k, descr)`` for n, m >= 0 and a dtype of plain bytes
     whose zero is all zero bytes; `one` is the bytes of numpy's cast of True."""
     cdef cnp.npy_intp dims[2]
@@ -203,7 +203,7 @@ cdef void index_rows(cnp.npy_intp *r, cnp.npy_intp *c, Py_ssize_t i0,
         trilu_stream_fence()
 
 
-def triangle_indices(Py_ssize_t n, Py_ssize_t m, object k, bint upper):
+cpdef triangle_indices(Py_ssize_t n, Py_ssize_t m, object k, bint upper):
     """``numpy.triu_indices(n, k, m)`` (upper) or ``numpy.tril_indices``,
     for n, m >= 0."""
     cdef Py_ssize_t kk = bound(k, 0, n, m)

@@ -125,9 +125,10 @@ def _numpy_indices(
 
 # The dtype argument -> (its dtype, numpy's cast of True to it), or None for
 # dtypes numpy fills itself (those are not bytes of a fixed pattern, or True
-# is not 1 in them). A dtype with metadata is never a key: it is equal to, and
-# hashes as, the same dtype without.
-_tri_dtypes: dict[Any, tuple[np.dtype, bytes] | None] = {}
+# is not 1 in them): the kernel's, which tri's door reads too. A dtype with
+# metadata is never a key: it is equal to, and hashes as, the same dtype
+# without.
+_tri_dtypes: dict[Any, tuple[np.dtype, bytes] | None] = _kernel.tri_dtypes
 _PLAIN_CLASSES = {type(np.dtype(c)) for c in "?bhilqBHILQefdgFDG"}
 
 
@@ -201,6 +202,7 @@ def tri(
     *,
     like: SupportsArrayFunc | None = None,
 ) -> Array2D[Any]: ...
+@_kernel.door
 def tri(
     N: SupportsIndex,
     M: SupportsIndex | None = None,
@@ -291,6 +293,7 @@ def _indices(n: Any, k: Any, m: Any, upper: bool) -> tuple[np.ndarray, np.ndarra
     return (_np_triu_indices if upper else _np_tril_indices)(n, k, m)
 
 
+@_kernel.door
 def triu_indices(
     n: SupportsIndex, k: SupportsIndex = 0, m: SupportsIndex | None = None
 ) -> Indices:
@@ -337,6 +340,7 @@ def triu_indices(
     return _indices(n, k, m, True)
 
 
+@_kernel.door
 def tril_indices(
     n: SupportsIndex, k: SupportsIndex = 0, m: SupportsIndex | None = None
 ) -> Indices:
@@ -394,6 +398,7 @@ def _from(arr: Any, k: Any, upper: bool) -> tuple[np.ndarray, np.ndarray]:
     return _indices(arr.shape[-2], k, arr.shape[-1], upper)
 
 
+@_kernel.door
 def triu_indices_from(arr: HasShapeAndNDim, k: SupportsIndex = 0) -> Indices:
     """The indices of the upper triangle of a 2-D array:
     ``numpy.triu_indices_from``, bit for bit.
@@ -436,6 +441,7 @@ def triu_indices_from(arr: HasShapeAndNDim, k: SupportsIndex = 0) -> Indices:
     return _from(arr, k, True)
 
 
+@_kernel.door
 def tril_indices_from(arr: HasShapeAndNDim, k: SupportsIndex = 0) -> Indices:
     """The indices of the lower triangle of a 2-D array:
     ``numpy.tril_indices_from``, bit for bit.

@@ -51,6 +51,11 @@ cdef extern from "numpy/arrayobject.h":
     object PyDataMem_SetHandler(object handler)
 
 
+cdef inline Py_ssize_t magnitude(Py_ssize_t v) noexcept nogil:
+    """|v| in C: Cython's abs() of a Py_ssize_t goes through Python ints."""
+    return -v if v < 0 else v
+
+
 include "_plan.pxi"
 include "_write.pxi"
 include "_work.pxi"
@@ -121,9 +126,12 @@ cdef Py_ssize_t bound(object v, Py_ssize_t unbounded, Py_ssize_t rows,
     return <Py_ssize_t>min(max(x, -rows), cols)
 
 
-cdef int set_fill(Fill *f, object fill, Py_ssize_t width, char *buf) except -1:
+cdef int set_fill(Fill *f, object fill, Py_ssize_t width, char *buf,
+                  Py_ssize_t need) except -1:
     """The Fill of a fill given as one element's bytes (None: zeros), its
-    pattern repeated into buf (PATTERN_BYTES) where it needs one."""
+    pattern repeated into buf where it needs one: PATTERN_BYTES, or `need`,
+    the bytes the job writes, if fewer (a small call's whole cost would be
+    the pattern), but 32 at least (what streaming stores read of it)."""
     cdef const char *e
     cdef Py_ssize_t t
     f.byte = 0
@@ -149,7 +157,7 @@ cdef int set_fill(Fill *f, object fill, Py_ssize_t width, char *buf) except -1:
         f.pattern = e
         f.pattern_bytes = width
         return 0
-    f.pattern_bytes = PATTERN_BYTES // width * width
+    f.pattern_bytes = max(min(PATTERN_BYTES, max(need, 32)) // width, 1) * width
     memcpy(buf, e, width)
     t = width
     while t < f.pattern_bytes:     # doubling: a few calls, not one an element
@@ -202,7 +210,8 @@ cdef cnp.ndarray band_of(cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
     cdef char pattern[PATTERN_BYTES]
     cdef char small[2 * MASK_BLOCK_BYTES]
     cdef char *mask = small
-    set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(src), pattern)
+    set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(src), pattern,
+             cnp.PyArray_NBYTES(src))
     prepare(&p, src, dst, a, b, order, rest, xor)
     if p.fresh:
         dst = new_result(src, p.how, p.order, p.strides)
@@ -237,72 +246,6 @@ cdef int matrix_dims(cnp.ndarray src) except -1:
     return cnp.PyArray_NDIM(src)
 
 
-cdef int triangle_band(cnp.ndarray src, object k, bint upper,
-                       Py_ssize_t *a, Py_ssize_t *b) except -1:
-    """The band a <= j - i <= b that triu(k) (upper) or tril(k) keeps of
-    src's matrices, clamped to them: the one mapping of k, for triangle and
-    explain."""
-    cdef int nd = matrix_dims(src)
-    cdef Py_ssize_t rows = cnp.PyArray_DIMS(src)[nd - 2]
-    cdef Py_ssize_t cols = cnp.PyArray_DIMS(src)[nd - 1]
-    cdef Py_ssize_t kk = bound(k, 0, rows, cols)
-    if upper:
-        a[0], b[0] = kk, cols
-    else:
-        a[0], b[0] = -rows, kk
-    return 0
-
-
-cdef inline cnp.ndarray triangle(cnp.ndarray src, cnp.ndarray dst, object k,
-                                 bint upper, Order order):
-    """triu (upper) or tril of src with zeros, called from C."""
-    cdef Py_ssize_t a, b
-    triangle_band(src, k, upper, &a, &b)
-    return band_of(src, dst, a, b, None, order)
-
-
-cdef bint plain_out(cnp.ndarray a, cnp.ndarray out) noexcept:
-    """out is what check_out and the Python layer accept with no more work: a's
-    shape and dtype, writable, no zero strides, a itself or apart from it."""
-    cdef int d
-    cdef OutState state
-    if (cnp.PyArray_NDIM(out) != cnp.PyArray_NDIM(a)
-            or not cnp.PyArray_EquivTypes(a.descr, out.descr)):
-        return False
-    for d in range(cnp.PyArray_NDIM(a)):
-        if cnp.PyArray_DIMS(out)[d] != cnp.PyArray_DIMS(a)[d]:
-            return False
-    state = out_state(a, out)
-    return state == APART or state == IN_PLACE
-
-
-def fill_plain(object m, object k, bint upper, object out=None, object order=None):
-    """triu (upper) or tril of m into out, for the common case, decided here at C
-    speed: an exact ndarray of 2 or more dimensions whose dtype is plain bytes
-    (native byte order, no fields, no references, no metadata), an exact int
-    k, a valid order, and no out or an exact ndarray that needs no more checks
-    (plain_out). None for anything else, which the Python layer then routes."""
-    cdef cnp.ndarray a
-    cdef cnp.dtype descr
-    cdef int code
-    if type(m) is not np.ndarray or type(k) is not int:
-        return None
-    a = <cnp.ndarray>m
-    descr = a.descr
-    if (cnp.PyArray_NDIM(a) < 2 or not cnp.PyArray_ISNOTSWAPPED(a)
-            or cnp.PyDataType_HASFIELDS(descr)
-            or cnp.PyDataType_FLAGS(descr) & NPY_ITEM_REFCOUNT
-            or descr_metadata(descr) != NULL):
-        return None
-    if out is not None and (type(out) is not np.ndarray
-                            or not plain_out(a, <cnp.ndarray>out)):
-        return None
-    code = order_code(order)
-    if code < 0:
-        return None
-    return triangle(a, out, k, upper, <Order>code)
-
-
 def band(cnp.ndarray src not None, cnp.ndarray dst, object lo, object hi,
          object fill=None, object order=None):
     """Write src into dst (a new array laid out as `order` says when None)
@@ -334,23 +277,29 @@ def mirror(cnp.ndarray src not None, cnp.ndarray dst, bint upper,
     Preconditions, checked by the caller: square matrices; dst as ``band``'s.
     In place, only the other triangle is written, from the kept one.
     """
-    cdef int nd = matrix_dims(src)
-    cdef Py_ssize_t n = cnp.PyArray_DIMS(src)[nd - 1]
-    cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
     cdef const char *x = NULL
-    cdef Order o
     if xor is not None:
         if type(xor) is not bytes or len(xor) != cnp.PyArray_ITEMSIZE(src):
             raise ValueError(f"trilu: xor must be one element's bytes, got {xor!r}")
         x = PyBytes_AS_STRING(xor)
+    return mirror_of(src, dst, upper, x, <Order>order_code(order))
+
+
+cdef cnp.ndarray mirror_of(cnp.ndarray src, cnp.ndarray dst, bint upper,
+                           const char *xor, Order order):
+    """mirror, its arguments checked."""
+    cdef int nd = matrix_dims(src)
+    cdef Py_ssize_t n = cnp.PyArray_DIMS(src)[nd - 1]
+    cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
+    cdef Order o
     if dst is None:            # every byte written: never zero pages
-        o = resolve(src, <Order>order_code(order))
+        o = resolve(src, order)
         result_strides(src, o, cnp.PyArray_ITEMSIZE(src), strides)
         dst = new_result(src, allocation(src, strides, o, 0, n, False), o, strides)
     band_of(src, dst, 0 if upper else -n, n if upper else 0, None, TRIU_ORDER,
             False)
-    band_of(src.swapaxes(-1, -2), dst, -n if upper else 1, -1 if upper else n,
-            None, TRIU_ORDER, False, x)
+    band_of(cnp.PyArray_SwapAxes(src, nd - 1, nd - 2), dst, -n if upper else 1,
+            -1 if upper else n, None, TRIU_ORDER, False, xor)
     return dst
 
 
@@ -362,7 +311,8 @@ cdef cnp.ndarray packed_of(cnp.ndarray mat, cnp.ndarray vec, Packed packed,
     cdef Plan p
     cdef char pattern[PATTERN_BYTES]
     cdef Py_ssize_t offsets[OFFSETS_MAX]
-    set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(vec), pattern)
+    set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(vec), pattern,
+             cnp.PyArray_NBYTES(mat))
     if b < a:
         b = a - 1
     p.job.packed = packed
@@ -408,6 +358,12 @@ def unpack(cnp.ndarray src not None, cnp.ndarray dst, object lo, object hi,
     dst, or where it is None a fresh C-order result of shape
     src.shape[:-1] + (rows, cols), allocated as a band's (zero pages where
     they pay). Preconditions: as ``pack``'s, src and dst swapped."""
+    return unpack_of(src, dst, lo, hi, fill, rows, cols)
+
+
+cdef cnp.ndarray unpack_of(cnp.ndarray src, cnp.ndarray dst, object lo, object hi,
+                           object fill, Py_ssize_t rows, Py_ssize_t cols):
+    """unpack, its arguments checked."""
     cdef int d, nd = cnp.PyArray_NDIM(src) + 1
     cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
     cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
@@ -422,19 +378,24 @@ def unpack(cnp.ndarray src not None, cnp.ndarray dst, object lo, object hi,
     a = bound(lo, -rows, rows, cols)
     b = bound(hi, cols, rows, cols)
     if dst is None:
-        # the result's shape, zero strides on src's data: what allocation
-        # and new_result read of an array (its shape and dtype), no memory
         for d in range(nd - 2):
             dims[d] = cnp.PyArray_DIMS(src)[d]
             strides[d] = 0
         dims[nd - 2], dims[nd - 1] = rows, cols
         strides[nd - 2] = strides[nd - 1] = 0
         Py_INCREF(descr)       # (stolen)
-        like = PyArray_NewFromDescr(&PyArray_Type, <void *>descr, nd, dims,
-                                    strides, cnp.PyArray_DATA(src), 0, NULL)
-        result_strides(like, C_ORDER, cnp.PyArray_ITEMSIZE(src), strides)
-        how = allocation(like, strides, C_ORDER, a, b, fill is None)
-        dst = new_result(like, how, C_ORDER, strides)
+        if (cnp.PyArray_MultiplyList(dims, nd) * cnp.PyArray_ITEMSIZE(src)
+                < ZERO_PAGES_MIN):    # numpy's malloc (allocation's first rule)
+            dst = PyArray_NewFromDescr(&PyArray_Type, <void *>descr, nd, dims,
+                                       NULL, NULL, 0, NULL)
+        else:
+            # the result's shape, zero strides on src's data: what allocation
+            # and new_result read of an array (its shape and dtype), no memory
+            like = PyArray_NewFromDescr(&PyArray_Type, <void *>descr, nd, dims,
+                                        strides, cnp.PyArray_DATA(src), 0, NULL)
+            result_strides(like, C_ORDER, cnp.PyArray_ITEMSIZE(src), strides)
+            how = allocation(like, strides, C_ORDER, a, b, fill is None)
+            dst = new_result(like, how, C_ORDER, strides)
     return packed_of(dst, src, UNPACK, a, b, fill, how == MALLOC or how == RECYCLED)
 
 
@@ -460,7 +421,8 @@ cdef dict describe(cnp.ndarray src, cnp.ndarray out, Py_ssize_t a, Py_ssize_t b,
     cdef dict info = {}
     cdef Py_ssize_t *e = p.job.edge
     cdef bint lead_kept
-    set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(src), pattern)
+    set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(src), pattern,
+             cnp.PyArray_NBYTES(src))
     prepare(&p, src, out, a, b, order)
     if p.fresh:
         info["allocation"] = _ALLOCATIONS[p.how]
@@ -488,10 +450,10 @@ def explain(cnp.ndarray src not None, object k, bint upper, cnp.ndarray out=None
     and uniform matrices merged; lead and trail: the edges of triu's kept and
     crossed runs, or of tril's filled and crossed ones), the threads,
     streaming, and for a fresh result its strides and the allocation it
-    would get now. Nothing is allocated, written or kept."""
-    cdef Py_ssize_t a, b
-    triangle_band(src, k, upper, &a, &b)
-    return describe(src, out, a, b, None, <Order>order_code(order))
+    would get now. Nothing is allocated, written or kept. triu(k) is the
+    band (k, None), tril(k) (None, k)."""
+    return explain_band(src, k if upper else None, None if upper else k, out, None,
+                        order)
 
 
 def explain_band(cnp.ndarray src not None, object lo, object hi,
@@ -507,3 +469,4 @@ def explain_band(cnp.ndarray src not None, object lo, object hi,
 
 
 include "_indices.pxi"
+include "_doors.pxi"

@@ -10,7 +10,6 @@ references (object, StringDType) go through numpy's own indexing instead.
 
 from __future__ import annotations
 
-import math
 import sys
 from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
@@ -105,6 +104,7 @@ def pack(
     upper: bool | np.bool_ = True,
     out: None = None,
 ) -> NDArray[Any]: ...
+@_kernel.door
 def pack(
     m: ArrayLike | DaskArray | Foreign,
     k: SupportsIndex = 0,
@@ -186,23 +186,13 @@ def _rows(count: int, lo: int | None, hi: int | None, k: int, upper: bool) -> in
     def kept(n: int) -> int:
         return int(_kernel.band_count(n, n, lo, hi))
 
-    # kept(n) >= n(n+1)/2 once n passes the diagonals the band leaves out, of
-    # which there are k (upper) or -k (lower); n past 2**31 has more elements
-    # than an array can
-    skipped = max(k, 0) if upper else max(-k, 0)
-    low, high = 0, math.isqrt(2 * count) + min(skipped, 1 << 31) + 2
-    while low < high:  # the smallest n that keeps count or more (kept grows with n)
-        mid = (low + high) // 2
-        if kept(mid) < count:
-            low = mid + 1
-        else:
-            high = mid
+    low = _kernel.square_side(count, k, upper)  # the smallest that keeps count or more
     side = "upper" if upper else "lower"
     if kept(low) != count:
         near = (
             f"n={low - 1} has {kept(low - 1)}, n={low} has {kept(low)}"
             if kept(low) > count
-            else f"the largest within reach, n={high}, has {kept(high)}"
+            else f"the largest within reach, n={low}, has {kept(low)}"
         )
         raise ValueError(
             f"v's last axis has {count} elements, but no square matrix's {side} "
@@ -328,6 +318,7 @@ def unpack(
     fill: object = None,
     out: None = None,
 ) -> NDArray[Any]: ...
+@_kernel.door
 def unpack(
     v: ArrayLike | DaskArray | Foreign,
     n: SupportsIndex | None = None,

@@ -162,7 +162,7 @@ def call(
             f"{function.__name__}(out=) is not differentiable nor traceable: "
             "call it without out= under autograd and torch.compile"
         )
-    return _OPS[function](x, *args, **kwargs)
+    return _OPS[function.__name__](x, *args, **kwargs)
 
 
 # --- the registered operations -----------------------------------------------------
@@ -289,4 +289,6 @@ def _call_op(op: Any, function: Callable[..., Any]) -> Callable[..., Tensor]:
     return run
 
 
-_OPS = {function: _call_op(_register(function), function) for function in _FUNCTIONS}
+# by name: under torch.compile a public function is traced as its kernel door's
+# wrapper (_kernel.door), which dynamo cannot hash
+_OPS = {f.__name__: _call_op(_register(f), f) for f in _FUNCTIONS}
