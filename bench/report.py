@@ -36,9 +36,10 @@ against the numpy way: "where", "zero fill", "triu(tril)", "x[r, c]",
 upper, conj), which nothing here reads. The grid's cases are all "grid".
 
 A small-calls file's ratios are the other way round: ``"floor"`` is trilu's
-time over numpy's allocation of the result (its floor: below the case's
-``"target"`` is within it), with the call and floor as code, the median over
-the rounds and the previous build's ratio (``"previous"``, or null).
+time over numpy's allocation of the result (its floor), the median over the
+rounds (below the case's ``"target"`` is within it), with the call and floor
+as code, the lowest over the rounds and the previous build's median
+(``"previous"``, or null).
 """
 
 from __future__ import annotations
@@ -275,17 +276,17 @@ def summary_table(results: Sequence[dict[str, Any]], by: str = "class") -> Table
 
 
 def small_table(result: dict[str, Any]) -> Table:
-    """A small-calls file's cases: each call's time over its floor's, at best
-    and at the median over the rounds, the previous build's best, the most it
-    may be, and whether it is within."""
-    header = ["call", "floor", "trilu / floor", "median", "before", "at most", "within"]
+    """A small-calls file's cases: each call's time over its floor's, the
+    median and the lowest over the rounds, the previous build's median, the
+    most it may be, and whether it is within."""
+    header = ["call", "floor", "trilu / floor", "lowest", "before", "at most", "within"]
     rows = []
     for c in result["cases"]:
-        best, target = c["ratios"]["floor"], c["target"]
+        ratio, target = c["ratios"]["floor"], c["target"]
         before = fmt_ratio(c["previous"]) if c.get("previous") is not None else "n/a"
         rows.append([
-            c["call"], c["floor"], fmt_ratio(best), fmt_ratio(c["median"]), before,
-            fmt_ratio(target), "yes" if best <= target else "no",
+            c["call"], c["floor"], fmt_ratio(ratio), fmt_ratio(c["lowest"]), before,
+            fmt_ratio(target), "yes" if ratio <= target else "no",
         ])  # fmt: skip
     return header, rows
 

@@ -11,9 +11,10 @@ times. With two, the first is the one to compare with (the previous main)
 and the second the one measured.
 
 - Times (the default): each interpreter times every call and its floor
-  interleaved (best of 7 x 10,000 calls) and reports their ratios; the table
-  is each build's best (lowest) and median ratio over the rounds. On a
-  shared machine, the best is the steadier.
+  interleaved (best of 7 x 10,000 calls each) and reports their ratios; the
+  table is each build's median ratio over the rounds, and its lowest. On a
+  shared machine a round can catch the floor slowed down throughout, which
+  makes that round's ratio low: the median holds.
 - ``--instructions``: the instructions each call executes, over its floor's,
   counted by valgrind's callgrind (a loop of N calls less a loop of none,
   over N; one thread, one hash seed, no garbage collection): within a
@@ -21,8 +22,8 @@ and the second the one measured.
 
 ``--json PATH`` writes the measured build's figures (and the other's, as
 "previous") as a results file of bench/report.py's schema, ``"kind":
-"small"``: each case's best time ratio, its median, and its target (the most
-it may be). Nothing here is a test: no time is asserted.
+"small"``: each case's median time ratio, its lowest, and its target (the
+most it may be). Nothing here is a test: no time is asserted.
 """
 
 from __future__ import annotations
@@ -153,18 +154,18 @@ def instructions(src: str) -> dict[str, float]:
 def _records(
     runs: list[dict[str, Any]], previous: list[dict[str, Any]] | None
 ) -> list[dict[str, Any]]:
-    """The results file's cases: the measured build's best and median ratio
-    over the rounds (and the previous build's best), with each target."""
+    """The results file's cases: the measured build's median and lowest ratio
+    over the rounds (and the previous build's median), with each target."""
     rows = []
     for name, (call, floor, target) in CALLS.items():
         ratios = [r["ratios"][name] for r in runs]
+        before = [r["ratios"][name] for r in previous or []]
         rows.append({
             "name": name, "op": call.partition("(")[0], "mode": "fresh",
             "call": call, "floor": floor, "target": target,
-            "trilu_s": min(r["times"][name] for r in runs),
-            "ratios": {"floor": min(ratios)},
-            "median": statistics.median(ratios),
-            "previous": min(r["ratios"][name] for r in previous) if previous else None,
+            "trilu_s": statistics.median(r["times"][name] for r in runs),
+            "ratios": {"floor": statistics.median(ratios)}, "lowest": min(ratios),
+            "previous": statistics.median(before) if before else None,
         })  # fmt: skip
     return rows
 
@@ -194,11 +195,11 @@ def main() -> None:
             runs[src].append(times(src))
     measured, previous = runs[srcs[-1]], runs[srcs[0]] if len(srcs) == 2 else None
     rows = _records(measured, previous)
-    print(f"{'call':24} {'target':>7} {'best':>7} {'median':>7} {'before':>7}")
+    print(f"{'call':24} {'target':>7} {'median':>7} {'lowest':>7} {'before':>7}")
     for row in rows:
         before = f"{row['previous']:7.2f}" if row["previous"] is not None else "      -"
         print(f"{row['name']:24} {row['target']:7.1f} {row['ratios']['floor']:7.2f} "
-              f"{row['median']:7.2f} {before}")  # fmt: skip
+              f"{row['lowest']:7.2f} {before}")  # fmt: skip
     print(f"(time, x its floor's; {args.rounds} rounds)\n{label}")
     if args.json:
         write_json(args.json, date, rows, kind="small")

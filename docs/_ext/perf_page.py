@@ -174,8 +174,8 @@ def _small(report: Any, small: dict[str, Any]) -> list[str]:
     parts.append(
         "Each public function's call on a small input, its time over numpy's "
         "allocation of its result (the floor), timed interleaved in one "
-        "process: the best and the median over fresh interpreters, beside the "
-        "build before (``before``) and the most it may be.\n"
+        "process: the median and the lowest over fresh interpreters, beside "
+        "the build before (``before``) and the most it may be.\n"
     )
     parts.append(report.rst(report.small_table(small), _run([small])))
     return parts
