@@ -16,7 +16,6 @@ import contextlib
 import inspect
 import itertools
 import pickle
-import sys
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,6 +31,7 @@ from _cases import (
     make,
     ml_dtype,
     outcome,
+    python_calls,
     warned,
 )
 
@@ -45,22 +45,9 @@ PUBLIC = [
 RNG = np.random.default_rng(31)
 
 
-@contextlib.contextmanager
-def python_calls() -> Iterator[list[str]]:
-    """The names of trilu's Python functions that run in the block (a
-    profile hook: code compiled by Cython makes no such event)."""
-    calls: list[str] = []
-
-    def profile(frame: Any, event: str, _arg: Any) -> None:
-        if event == "call" and frame.f_code.co_filename.startswith(ROOT):
-            calls.append(frame.f_code.co_name)
-
-    previous = sys.getprofile()
-    sys.setprofile(profile)
-    try:
-        yield calls
-    finally:
-        sys.setprofile(previous)
+def trilu_python_calls() -> contextlib.AbstractContextManager[list[str]]:
+    """The names of trilu's Python functions that run in the block."""
+    return python_calls(lambda code: code.co_filename.startswith(ROOT))
 
 
 def same_outcome(got: Any, exp: Any) -> None:
@@ -203,7 +190,7 @@ def test_common_calls_run_no_python() -> None:
         door, python = through(name)
         exp = python(*args, **kwargs)
         door(*args, **kwargs)
-        with python_calls() as calls:
+        with trilu_python_calls() as calls:
             got = door(*args, **kwargs)
         assert not calls, f"the door handed it to Python: {calls}"
         same_outcome(got, exp)
@@ -235,7 +222,7 @@ def test_other_calls_reach_python() -> None:
         ("tril_indices_from", (x[0],), {}),
     ]:
         door, python = through(name)
-        with python_calls() as calls:
+        with trilu_python_calls() as calls:
             got = outcome(door, *args, **kwargs)
         assert calls, (name, args, kwargs)
         same_outcome(got, outcome(python, *args, **kwargs))
@@ -379,6 +366,6 @@ def test_only_numbers_are_remembered() -> None:
     ]:  # fmt: skip
         x = np.zeros((3, 3), dtype)
         outcome(trilu.triu, x, fill=fill)
-        with python_calls() as calls:
+        with trilu_python_calls() as calls:
             outcome(trilu.triu, x, fill=fill)
         assert (not calls) == remembered, (dtype, fill, calls)
