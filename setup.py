@@ -34,6 +34,7 @@ kernel = Extension(
     include_dirs=[np.get_include(), "src/trilu"],
     depends=[
         "src/trilu/_banded.pxi",
+        "src/trilu/_doors.pxi",
         "src/trilu/_indices.pxi",
         "src/trilu/_mask.h",
         "src/trilu/_memory.pxi",

@@ -424,10 +424,12 @@ def record(
     }
 
 
-def write_json(path: str, date: dt.datetime, cases: list[dict[str, Any]]) -> None:
+def write_json(
+    path: str, date: dt.datetime, cases: list[dict[str, Any]], kind: str = "grid"
+) -> None:
     results = {
         "schema": 1,
-        "kind": "grid",
+        "kind": kind,
         "date": f"{date:%Y-%m-%dT%H:%M:%SZ}",
         "seed": None,
         "machine": machine(),

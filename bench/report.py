@@ -11,7 +11,8 @@ documentation's Performance page is made from the same functions at build time
 
 A results file, written by ``bench/bench.py --json`` (``"kind": "grid"``),
 ``bench/bench_toolkit.py`` and ``bench/bench_indices.py`` (``"kind": "grid"``,
-classes "toolkit" and "indices") or ``bench/sweep.py`` (``"kind": "sweep"``)::
+classes "toolkit" and "indices"), ``bench/sweep.py`` (``"kind": "sweep"``) or
+``bench/small_ab.py`` (``"kind": "small"``)::
 
     {"schema": 1, "kind": "grid" | "sweep", "date": "2026-12-01T05:30:00Z",
      "seed": null | 3,
@@ -38,6 +39,12 @@ from_banded (ops "tril"/"triu" with a fill, "band", "pack", "unpack", "mirror",
 squareform, "scipy" and "scipy checks"); their cases may carry more fields
 (fill, lo, hi, upper, conj, lower), which nothing here reads. The grid's cases
 are all "grid".
+
+A small-calls file's ratios are the other way round: ``"floor"`` is trilu's
+time over numpy's allocation of the result (its floor), the median over the
+rounds (below the case's ``"target"`` is within it), with the call and floor
+as code, the lowest over the rounds and the previous build's median
+(``"previous"``, or null).
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA = 1
+KINDS = ("grid", "sweep", "small")
 # The order ratio kinds are shown in; any other kind follows, sorted.
 RATIO_ORDER = [
     "numpy", "torch", "onnxruntime", "where", "zero fill", "triu(tril)", "x[r, c]",
@@ -111,8 +119,8 @@ def load(path: str | Path) -> dict[str, Any]:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     if data.get("schema") != SCHEMA:
         raise ValueError(f"{path}: schema {data.get('schema')!r}, expected {SCHEMA}")
-    if data.get("kind") not in ("grid", "sweep"):
-        raise ValueError(f"{path}: kind {data.get('kind')!r}, expected grid or sweep")
+    if data.get("kind") not in KINDS:
+        raise ValueError(f"{path}: kind {data.get('kind')!r}, expected one of {KINDS}")
     for key in ("date", "machine", "cases"):
         if key not in data:
             raise ValueError(f"{path}: no {key!r}")
@@ -288,12 +296,29 @@ def summary_table(results: Sequence[dict[str, Any]], by: str = "class") -> Table
     return header, rows
 
 
+def small_table(result: dict[str, Any]) -> Table:
+    """A small-calls file's cases: each call's time over its floor's, the
+    median and the lowest over the rounds, the previous build's median, the
+    most it may be, and whether it is within."""
+    header = ["call", "floor", "trilu / floor", "lowest", "before", "at most", "within"]
+    rows = []
+    for c in result["cases"]:
+        ratio, target = c["ratios"]["floor"], c["target"]
+        before = fmt_ratio(c["previous"]) if c.get("previous") is not None else "n/a"
+        rows.append([
+            c["call"], c["floor"], fmt_ratio(ratio), fmt_ratio(c["lowest"]), before,
+            fmt_ratio(target), "yes" if ratio <= target else "no",
+        ])  # fmt: skip
+    return header, rows
+
+
 def markdown(table: Table) -> str:
     header, rows = table
     right = [
         i
         for i, h in enumerate(header)
-        if h not in ("case", "op", "class", "mode", "ratio", "worst case")
+        if h
+        not in ("case", "op", "class", "mode", "ratio", "worst case", "call", "floor")
     ]
     lines = ["| " + " | ".join(header) + " |"]
     lines.append(
@@ -512,10 +537,14 @@ def main(argv: list[str] | None = None) -> int:
     results = load_all(args.files)
     for result in results:
         print(f"## {result['path']} ({result['kind']})\n\n{machine_line(result)}\n")
+        if result["kind"] == "small":
+            print(f"{markdown(small_table(result))}\n")
+            continue
         if result["kind"] == "grid":
             print(f"{headline(result)}\n")
         for mode, table in case_tables(result).items():
             print(f"### {mode}\n\n{markdown(table)}\n")
+    results = [r for r in results if r["kind"] != "small"]  # floors, not peers
     print(
         f"## Summary: worst case per ratio and class\n\n{markdown(summary_table(results))}"
     )

@@ -118,6 +118,7 @@ def test_no_results_at_all(tmp_path: Path) -> None:
     assert "No toolkit results file" in text
     assert "No toolkit sweep results yet" in text
     assert "No index family results file" in text
+    assert "No small-calls results file" in text
 
 
 def test_toolkit_file(results: Path, tmp_path: Path) -> None:
@@ -172,3 +173,16 @@ def test_every_table_names_its_runs(results: Path, tmp_path: Path) -> None:
     assert tables
     for line in tables:
         assert ".json``: 2026-" in line, line
+
+
+def test_small_calls_file(results: Path, tmp_path: Path) -> None:
+    small = {**_sweep(7, []), "kind": "small", "seed": None, "cases": [
+        {"name": "triu(x)", "op": "triu", "mode": "fresh", "call": "triu(x)",
+         "floor": "empty_like(x)", "target": 1.4, "trilu_s": 2e-7,
+         "ratios": {"floor": 1.25}, "lowest": 1.2, "previous": 2.7},
+    ]}  # fmt: skip
+    _write(results, "small.json", small)
+    text = perf_page.render(report, results, tmp_path)
+    assert "No small-calls results file" not in text
+    assert ".. list-table:: ``small.json``: 2026-12-07, CPU 7\n" in text
+    assert "   * - triu(x)\n     - empty\\_like(x)\n     - 1.25x\n" in text

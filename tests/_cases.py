@@ -19,6 +19,7 @@ packages are imported with ``pytest.importorskip``.
 
 from __future__ import annotations
 
+import contextlib
 import fractions
 import functools
 import itertools
@@ -27,6 +28,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import types
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -1266,3 +1268,21 @@ BAD_FILL_PARAMS = [
     for name, fill, exc in BAD_FILLS
     if name in ALL_DTYPES  # int4 and uint4 only with ml_dtypes
 ]
+
+
+@contextlib.contextmanager
+def python_calls(wanted: Callable[[types.CodeType], bool]) -> Iterator[list[str]]:
+    """The names of the Python functions whose code `wanted` picks that run
+    in the block (a profile hook: code compiled by Cython makes no event)."""
+    calls: list[str] = []
+
+    def profile(frame: Any, event: str, _arg: Any) -> None:
+        if event == "call" and wanted(frame.f_code):
+            calls.append(frame.f_code.co_name)
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        yield calls
+    finally:
+        sys.setprofile(previous)

@@ -317,3 +317,41 @@ def test_summary_by_op() -> None:
         ["tril", "5.00x", "f tril", "5.00x", "1"],
         ["mirror", "2.00x", "m mirror", "3.00x", "2"],
     ]
+
+
+SMALL = _result(
+    "small",
+    [
+        {"name": "triu(x)", "op": "triu", "mode": "fresh", "call": "triu(x)",
+         "floor": "empty_like(x)", "target": 1.4, "trilu_s": 2e-7,
+         "ratios": {"floor": 1.25}, "lowest": 1.2, "previous": 2.7},
+        {"name": "tri(4)", "op": "tri", "mode": "fresh", "call": "tri(4)",
+         "floor": "empty((4, 4))", "target": 3.0, "trilu_s": 3e-7,
+         "ratios": {"floor": 3.5}, "lowest": 3.4, "previous": None},
+    ],
+)  # fmt: skip
+
+
+def test_small_calls_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A small-calls file: each call over its floor, beside the build before
+    and its target, and whether it is within; it loads, and stays out of
+    the summary of ratios against peers."""
+    header, rows = report.small_table(SMALL)
+    assert header == [
+        "call", "floor", "trilu / floor", "lowest", "before", "at most", "within",
+    ]  # fmt: skip
+    assert rows == [
+        ["triu(x)", "empty_like(x)", "1.25x", "1.20x", "2.70x", "1.40x", "yes"],
+        ["tri(4)", "empty((4, 4))", "3.50x", "3.40x", "n/a", "3.00x", "no"],
+    ]
+    path = tmp_path / "small.json"
+    path.write_text(json.dumps(SMALL), encoding="utf-8")
+    assert report.load(path)["kind"] == "small"
+    grid = tmp_path / "grid.json"
+    grid.write_text(
+        json.dumps(_result("grid", [_case("a", "grid", "fresh", numpy=5.0)]))
+    )
+    assert report.main([str(path), str(grid)]) == 0
+    printed = capsys.readouterr().out
+    assert "| triu(x) | empty_like(x) | 1.25x |" in printed
+    assert "floor / trilu" not in printed  # not a peer's ratio

@@ -19,6 +19,7 @@ import sys
 import textwrap
 import threading
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -851,22 +852,272 @@ def test_mirror_diagonal_block_runs_on_one_thread(monkeypatch) -> None:
 # --- pack and unpack ------------------------------------------------------------------
 
 
-def test_pack_unpack_and_indices_refuse_dask_arrays() -> None:
-    """Numpy arrays only, saying so (the user guide's promise)."""
-    x = da.ones((4, 4), chunks=2)
-    with pytest.raises(
-        TypeError, match=r"^pack takes numpy arrays, got dask\..*compute"
-    ):
-        trilu.pack(x)
-    with pytest.raises(
-        TypeError, match=r"^unpack takes numpy arrays, got dask\..*compute"
-    ):
-        trilu.unpack(da.ones(10, chunks=5))
+def _packed_chunkings(size: int) -> list[Any]:
+    """Chunkings of a packed axis of this size: whole, in threes, irregular
+    with an empty chunk, one element each."""
+    return [size, 3, (1, 0, size - 1) if size else (0,), 1]
+
+
+@pytest.mark.parametrize(("shape", "chunks"), CHUNKINGS, ids=str)
+def test_pack_and_unpack_equal_numpy_input(shape: tuple[int, ...], chunks: Any) -> None:
+    """Every k, both triangles: pack one chunk of the packed axis per row
+    block, the batch's chunks kept; unpack of every chunking of the packed
+    axis, with and without a fill, its square chunks as its rows'."""
+    a = sample(shape)
+    x = da.from_array(a, chunks=chunks)
+    rows, cols = shape[-2:]
+    cases = list(
+        itertools.product([*range(-rows - 2, cols + 3), -HUGE, HUGE], (True, False))
+    )
+    packs = [trilu.pack(x, k, upper=upper) for k, upper in cases]
+    for (k, upper), got in zip(cases, dask.compute(*packs), strict=True):
+        assert_same(got, trilu.pack(a, k, upper=upper))
+    unpacks, expects = [], []
+    for (k, upper), p in zip(cases, packs, strict=True):
+        indices = np.triu_indices if upper else np.tril_indices
+        row_of = indices(rows, max(-rows, min(cols, k)), cols)[0]  # (no huge k)
+        # pack: a chunk of the packed axis per row block, its elements
+        row_ends = np.cumsum((0, *x.chunks[-2]))
+        segments = np.diff(np.searchsorted(row_of, row_ends))
+        assert p.chunks == (*x.chunks[:-2], tuple(segments.tolist()))
+        v = trilu.pack(a, k, upper=upper)
+        for packed, fill in itertools.product(
+            _packed_chunkings(v.shape[-1]), (None, -np.inf)
+        ):
+            vx = da.from_array(v, chunks=(*x.chunks[:-2], packed))
+            r = trilu.unpack(vx, rows, cols, k, upper=upper, fill=fill)
+            unpacks.append(r)
+            expects.append(trilu.unpack(v, rows, cols, k, upper=upper, fill=fill))
+            assert r.chunks[:-2] == x.chunks[:-2]
+            # unpack: a row block ends in the row where a chunk of the packed
+            # axis ends; the columns' blocks end where the rows' do
+            ends = {row_of[e - 1] + 1 for e in np.cumsum(vx.chunks[-1]) if e}
+            assert set(np.cumsum(r.chunks[-2])) == ends | {rows}
+            within = {e for e in np.cumsum(r.chunks[-2]) if 0 < e < cols}
+            assert set(np.cumsum(r.chunks[-1])) == within | {cols}
+    for got, expected in zip(dask.compute(*unpacks), expects, strict=True):
+        assert_same(got, expected)
+
+
+def test_unpack_square_from_its_count() -> None:
+    """n omitted: the one square whose triangle holds the packed axis."""
+    a = sample((2, 5, 5))
+    for k, upper in ((0, True), (1, True), (-1, False)):
+        v = trilu.pack(a, k, upper=upper)
+        vx = da.from_array(v, chunks=(1, 4))
+        assert_same(
+            trilu.unpack(vx, k=k, upper=upper).compute(),
+            trilu.unpack(v, k=k, upper=upper),
+        )
+
+
+@pytest.mark.parametrize("dtype", list(ALL_DTYPES.values()), ids=list(ALL_DTYPES))
+def test_pack_and_unpack_dtypes(dtype: np.dtype) -> None:
+    """Each dtype (with its kind's fills for unpack): the same answer, or the
+    same error raised when the graph is built, as for numpy input."""
+    a = make(dtype, (2, 5, 7), np.random.default_rng(7))
+    x = da.from_array(a, chunks=(1, 2, 3))
+    for k, upper in ((1, True), (-1, False)):
+        _same_as_numpy(
+            partial(trilu.pack, a, k, upper=upper),
+            partial(trilu.pack, x, k, upper=upper),
+        )
+        v = trilu.pack(a, k, upper=upper)
+        vx = da.from_array(v, chunks=(1, 4))
+        for fill in [None, *FILLS.get(dtype.kind, [])]:
+            options = {"k": k, "upper": upper, "fill": fill}
+            _same_as_numpy(
+                partial(trilu.unpack, v, 5, 7, **options),
+                partial(trilu.unpack, vx, 5, 7, **options),
+            )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    data=st.data(),
+    batch=st.lists(st.integers(1, 3), max_size=2),
+    rows=st.integers(0, 9),
+    cols=st.integers(0, 9),
+    k=st.integers(-11, 11),
+    upper=st.booleans(),
+)
+def test_random_pack_unpack_chunkings(
+    data: st.DataObject, batch: list[int], rows: int, cols: int, k: int, upper: bool
+) -> None:
+    shape = (*batch, rows, cols)
+    a = sample(shape)
+    chunks = tuple(data.draw(_chunking(n)) if n else (0,) for n in shape)
+    p = trilu.pack(da.from_array(a, chunks=chunks), k, upper=upper)
+    v = trilu.pack(a, k, upper=upper)
+    assert_same(p.compute(), v)
+    size = v.shape[-1]
+    packed = data.draw(_chunking(size)) if size else (0,)
+    vx = da.from_array(v, chunks=(*chunks[:-2], packed))
+    got = trilu.unpack(vx, rows, cols, k, upper=upper, fill=-1.0).compute()
+    assert_same(got, trilu.unpack(v, rows, cols, k, upper=upper, fill=-1.0))
+
+
+@pytest.mark.parametrize(("shape", "chunks"), CHUNKINGS, ids=str)
+def test_pack_and_unpack_in_lapacks_order_and_mirrored(
+    shape: tuple[int, ...], chunks: Any
+) -> None:
+    """order="F" (the transpose's other triangle, in rows) and mirror= (a
+    matrix's whole vector in one block): every k, both triangles, the same
+    answer as numpy input; mirrored where the matrices are square, with
+    conj for complex ones."""
+    a = sample(shape, np.complex128)
+    x = da.from_array(a, chunks=chunks)
+    rows, cols = shape[-2:]
+    mirrors = (False, True, "conj") if rows == cols else (False,)
+    calls, expects = [], []
+    for k, upper in itertools.product(range(-rows - 1, cols + 2), (True, False)):
+        calls.append(trilu.pack(x, k, upper=upper, order="F"))
+        expects.append(trilu.pack(a, k, upper=upper, order="F"))
+        v = expects[-1]
+        for packed, mirror in itertools.product(
+            _packed_chunkings(v.shape[-1]), mirrors
+        ):
+            vx = da.from_array(v, chunks=(*x.chunks[:-2], packed))
+            for order in ("C", "F") if mirror else ("F",):
+                w = v if order == "F" else trilu.pack(a, k, upper=upper)
+                wx = vx if order == "F" else da.from_array(w, chunks=vx.chunks)
+                options = {"upper": upper, "order": order, "mirror": mirror}
+                calls.append(trilu.unpack(wx, rows, cols, k, fill=-1.0, **options))
+                expects.append(trilu.unpack(w, rows, cols, k, fill=-1.0, **options))
+    for got, expected in zip(dask.compute(*calls), expects, strict=True):
+        assert_same(got, expected)
+
+
+def test_unpack_mirrored_errors_at_the_call() -> None:
+    """mirror's checks are numpy input's, made when the graph is built."""
+    with pytest.raises(ValueError, match="mirror needs square matrices, got 2 x 3"):
+        trilu.unpack(da.ones(5, chunks=2), 2, 3, mirror=True)
+    with pytest.raises(TypeError, match="mirror='conj' needs numbers"):
+        trilu.unpack(da.from_array(np.array(["a", "b", "c"]), chunks=2), mirror="conj")
+    with pytest.raises(ValueError, match="mirror must be True, False or 'conj'"):
+        trilu.unpack(da.ones(3, chunks=2), mirror="yes")
+
+
+@pytest.mark.parametrize("upper", [True, False])
+def test_pack_reads_only_the_blocks_the_triangle_meets(upper: bool) -> None:
+    x = _recording_input(4, 3)
+    expected = x.compute()
+    _reads.clear()
+    r = trilu.pack(x, 1, upper=upper)
+    assert _reads == []  # nothing computed at call time
+    row_of = (np.triu_indices if upper else np.tril_indices)(12, 1)[0]
+    segments = np.diff(np.searchsorted(row_of, [0, 3, 6, 9, 12]))
+    assert r.chunks == (tuple(segments.tolist()),)  # each row block's elements
+    with dask.config.set(scheduler="threads"):
+        got = r.compute()
+    assert_same(got, trilu.pack(expected, 1, upper=upper))
+    # 3 x 3 blocks, k=1: block (i, j) meets the triangle where j >= i (upper)
+    # or j <= i + 1 (lower)
+    wanted = {
+        (i, j) for i in range(4) for j in range(4) if (j >= i if upper else j <= i + 1)
+    }
+    assert sorted(_reads) == sorted(wanted)
+
+
+def _packed_load(q: int, size: int) -> np.ndarray:
+    """A chunk of a packed axis that notes it was read."""
+    with _reads_lock:
+        _reads.append((q, 0))
+    return np.arange(q * 100.0, q * 100.0 + size)
+
+
+@pytest.mark.parametrize("upper", [True, False])
+def test_unpack_reads_each_chunk_for_its_rows_only(upper: bool) -> None:
+    """Each block reads the chunks of the packed axis its rows' segment
+    overlaps; a block the triangle misses reads none (no dependency)."""
+    n, sizes = 9, (10, 5, 20, 10)  # 45: a 9 x 9 triangle
+    name = "recorded-packed"
+    dsk = {(name, q): Task((name, q), _packed_load, q, c) for q, c in enumerate(sizes)}
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=[])
+    v = da.Array(graph, name, (sizes,), meta=np.empty((0,)))
+    _reads.clear()
+    r = trilu.unpack(v, upper=upper)
+    assert _reads == []  # nothing computed at call time
+    assert r.chunks[0] == r.chunks[1]
+    expected = trilu.unpack(v.compute(), upper=upper)
+    kept = trilu.unpack(np.ones(45, bool), upper=upper)
+    row_of = (np.triu_indices if upper else np.tril_indices)(n)[0]  # element's row
+    chunk_of = np.repeat(np.arange(len(sizes)), sizes)  # element's chunk
+    ends = np.cumsum((0, *r.chunks[0]))
+    layer = _layer(r)
+    for i, j in itertools.product(range(len(r.chunks[0])), repeat=2):
+        rows, cols = slice(ends[i], ends[i + 1]), slice(ends[j], ends[j + 1])
+        _reads.clear()
+        assert_same(
+            dask.compute(r.blocks[i, j], scheduler="sync")[0], expected[rows, cols]
+        )
+        met = kept[rows, cols].any()
+        mine = set(chunk_of[(row_of >= ends[i]) & (row_of < ends[i + 1])].tolist())
+        assert {q for q, _ in _reads} == (mine if met else set())
+        assert bool(layer[(r.name, i, j)].dependencies) == met
+    assert_same(r.compute(), expected)
+
+
+def test_pack_and_unpack_errors_at_the_call() -> None:
+    """As for numpy input, before anything is computed."""
+    x = _recording_input(2, 2)
+    _reads.clear()
+    with pytest.raises(ValueError, match="pack needs matrices"):
+        trilu.pack(da.ones(4, chunks=2))
+    with pytest.raises(ValueError, match="v's last axis has 7 elements"):
+        trilu.unpack(da.ones(7, chunks=3))
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        trilu.unpack(da.ones(6, chunks=3)[da.ones(6, chunks=3) > 0])
+    with pytest.raises(TypeError, match="out="):
+        trilu.pack(x, out=np.empty(10))
+    with pytest.raises(OverflowError):
+        trilu.unpack(da.ones(6, chunks=3, dtype=np.int8), fill=300)
+    assert _reads == []
     for name in ("triu_indices_from", "tril_indices_from"):
         with pytest.raises(
             TypeError, match=rf"^{name} takes a numpy array, got a dask"
         ):
             getattr(trilu, name)(x)
+
+
+def test_pack_and_unpack_unknown_batch_size() -> None:
+    a = sample((4, 5, 6))
+    x = da.from_array(a, chunks=(2, 2, 4))
+    keep = da.from_array(np.array([True, False, True, True]), chunks=2)
+    batch_unknown = x[keep]
+    for k in (-2, 1, 9):
+        assert_same(trilu.pack(batch_unknown, k).compute(), trilu.pack(a[[0, 2, 3]], k))
+        square = da.from_array(a[..., :5], chunks=2)[keep]
+        v = trilu.pack(a[..., :5], k, order="F")
+        vx = da.from_array(v, chunks=(2, 3))[keep]
+        got = trilu.unpack(vx, 5, 5, k, order="F", mirror=True).compute()
+        assert_same(got, trilu.unpack(v[[0, 2, 3]], 5, 5, k, order="F", mirror=True))
+        assert_same(
+            trilu.pack(square, k, order="F").compute(), v[[0, 2, 3]]
+        )
+        v = trilu.pack(a, k, upper=False)
+        vx = da.from_array(v, chunks=(2, 3))[keep]
+        got = trilu.unpack(vx, 5, 6, k, upper=False, fill=2.0).compute()
+        assert_same(got, trilu.unpack(v[[0, 2, 3]], 5, 6, k, upper=False, fill=2.0))
+
+
+def test_pack_and_unpack_graphs_are_named_and_pickle() -> None:
+    a = sample((5, 5))
+    x = da.from_array(a, chunks=2)
+    v = da.from_array(trilu.pack(a), chunks=4)
+    assert trilu.pack(x, 1).name == trilu.pack(x, 1).name
+    made = (
+        trilu.pack(x),
+        trilu.pack(x, 1),
+        trilu.pack(x, upper=False),
+        trilu.unpack(v),
+        trilu.unpack(v, fill=1.0),
+        trilu.unpack(v, 5, 6, 1),
+    )
+    assert len({r.name for r in made}) == len(made)
+    for r in made:
+        layer = _layer(r)
+        assert pickle.loads(pickle.dumps(layer)).keys() == layer.keys()
 
 
 # --- other libraries' chunks ------------------------------------------------------------
@@ -969,6 +1220,7 @@ def test_distributed_local_cluster_with_processes() -> None:
                 trilu.trilu(x, 50, False),
                 trilu.band(x, -9, 12, fill=-np.inf),
                 trilu.mirror(y, upper=False, conj=True),
+                trilu.unpack(trilu.pack(x, 3), 40, 50, 3, fill=-1.0),
             ],
             sync=True,
         )
@@ -977,6 +1229,7 @@ def test_distributed_local_cluster_with_processes() -> None:
     assert_same(results[2], a)
     assert_same(results[3], trilu.band(a, -9, 12, fill=-np.inf))
     assert_same(results[4], trilu.mirror(b, upper=False, conj=True))
+    assert_same(results[5], trilu.triu(a, 3, fill=-1.0))
 
 
 # --- threads: one per block unless chosen -------------------------------------------
@@ -1152,6 +1405,14 @@ def test_array_expressions() -> None:
         "assert type(r) is type(x) and r.chunks == ((1, 1), (2, 2, 1), (2, 2, 1))\n"
         "assert np.array_equal(r.compute(), trilu.mirror(b, conj=True))\n"
         "assert (trilu.mirror(y) + 1).sum().compute() == (trilu.mirror(b) + 1).sum()\n"
+        "p = trilu.pack(x, 1)\n"
+        "assert type(p) is type(x) and p.chunks == ((1, 1), (9, 5, 1)), p.chunks\n"
+        "assert np.array_equal(p.compute(), trilu.pack(a, 1))\n"
+        "u = trilu.unpack(p, 5, 6, 1, fill=-1.0)  # (a layer of strips too)\n"
+        "assert type(u) is type(x), type(u)\n"
+        "named = [key for key in dict(u.__dask_graph__()) if key[0] == u.name]\n"
+        "assert {len(key) for key in named} == {u.ndim + 1}, named  # blocks only\n"
+        "assert np.array_equal(u.compute(), trilu.triu(a, 1, fill=-1.0))\n"
         "r = trilu.triu(x.rechunk((1, 3, 3)), 1)  # keys renamed when lowered\n"
         "assert np.array_equal(r.compute(), np.triu(a, 1))\n"
     )

@@ -31,7 +31,9 @@ from _cases import (
     mirror_oracle,
     numpy_oracle,
     onnx_zero,
+    pack_oracle,
     triangle_oracle,
+    unpack_oracle,
 )
 
 import trilu
@@ -150,6 +152,23 @@ def test_trilu_follows_the_same_rule(shape: tuple[int, ...], rng) -> None:
     for x in views(make(np.int16, shape, rng)):
         for k, upper in itertools.product((-1, 0, 2), (True, False)):
             assert_layout(trilu.trilu(x, k, upper), numpy_oracle(x, k, upper))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int16", "V3"])
+def test_packed_results_are_c_ordered(dtype: str, rng) -> None:
+    """pack's and unpack's fresh results are C-ordered arrays of their own,
+    small results and those large enough for zero pages alike (numpy's
+    ``x[..., r, c]`` of a batch lays its vectors out otherwise)."""
+    shapes = [(4, 5), (2, 3, 3), (0, 3), (3, 300, 300)]
+    for shape, k, upper in itertools.product(shapes, (-1, 0, 2), (True, False)):
+        x = make(dtype, shape, rng)
+        v = trilu.pack(x, k, upper=upper)
+        assert_layout(v, np.array(pack_oracle(x, k, upper), order="C"))
+        rows, cols = shape[-2:]
+        exp = unpack_oracle(v, rows, cols, k, upper)
+        assert_layout(trilu.unpack(v, rows, cols, k, upper=upper), exp)
+        if rows == cols and k == 0:  # the side found from v's length
+            assert_layout(trilu.unpack(v, upper=upper), exp)
 
 
 # --- order= ----------------------------------------------------------------------

@@ -22,6 +22,7 @@ import pytest
 from _cases import HANDLERS, assert_same, numpy_oracle, run_python
 
 import trilu
+from trilu import _kernel
 
 try:
     from numpy._core.multiarray import get_handler_name
@@ -120,6 +121,34 @@ def test_concurrent_allocation_and_free() -> None:
 
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(run, range(4)))
+
+
+def test_every_block_is_64_byte_aligned() -> None:
+    """trilu's handlers align every block to 64 bytes (XLA's CPU client takes
+    only such memory in place): recycled blocks, zero pages, calloc's, and
+    the aligned handler's, of every size, resized up and down (realloc) with
+    their bytes kept."""
+    x = np.ones(SHAPE)
+    for k in (0, 2000):  # a spare block or calloc, and zero pages
+        for _ in range(2):  # the second from the first's spare block
+            assert address(trilu.triu(x, k)) % 64 == 0
+    previous = _kernel.use_handler(_kernel.ALIGNED)
+    try:
+        blocks = [np.arange(n, dtype=np.uint8) for n in range(300)]
+        blocks += [np.arange(n, dtype=np.uint8) for n in (1 << 17, 5 << 20, 40 << 20)]
+        for a in blocks:
+            n = a.size
+            assert get_handler_name(a) == "trilu_aligned"
+            assert address(a) % 64 == 0
+            a.resize(3 * n + 1000, refcheck=False)  # numpy zeroes what it adds
+            a.resize(a.size // 5 + 7, refcheck=False)
+            assert address(a) % 64 == 0
+            kept = min(n, a.size)
+            assert (a[:kept] == np.arange(kept).astype(np.uint8)).all()
+            assert not a[kept:].any()
+    finally:
+        _kernel.use_handler(previous)
+    assert get_handler_name(np.empty(3)) == "default_allocator"
 
 
 @pytest.mark.parametrize("value", ["0", " 0 ", "1", ""])

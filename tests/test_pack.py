@@ -826,19 +826,6 @@ def test_unpack_bad_fill(name: str, fill: Any, exc: Any, rng) -> None:
     assert snapshot(v) == before, "v was written"
 
 
-def test_dask_refused() -> None:
-    """pack and unpack take numpy arrays: a dask array is a TypeError saying
-    so, in either order and with mirror (dask needed)."""
-    da = pytest.importorskip("dask.array")
-    for order in ORDERS:
-        with pytest.raises(TypeError, match=r"pack takes numpy arrays.*dask"):
-            trilu.pack(da.zeros((3, 3)), order=order)
-        with pytest.raises(TypeError, match=r"unpack takes numpy arrays.*dask"):
-            trilu.unpack(da.zeros(6), order=order)
-        with pytest.raises(TypeError, match=r"unpack takes numpy arrays.*dask"):
-            trilu.unpack(da.zeros(6), order=order, mirror=True)
-
-
 # --- properties -----------------------------------------------------------------------------
 
 _HYP_DTYPES = [n for n in ALL_DTYPES if n not in ("struct_obj", "struct_padded")]

@@ -1,9 +1,9 @@
 """Write the Performance page's tables and plots from the results files.
 
 At ``builder-inited`` this reads ``bench/results/*.json`` (``grid.json`` from
-``bench/bench.py --json``, ``toolkit.json`` from ``bench/bench_toolkit.py``,
-``indices.json`` from ``bench/bench_indices.py``, ``sweep-*.json`` from
-``bench/sweep.py``) and writes ``docs/_generated/performance.rst`` and its
+``bench/bench.py --json``, ``small.json`` from ``bench/small_ab.py``,
+``toolkit.json`` from ``bench/bench_toolkit.py``, ``indices.json`` from
+``bench/bench_indices.py``, ``sweep-*.json`` from ``bench/sweep.py``) and writes ``docs/_generated/performance.rst`` and its
 PNGs, which ``performance.rst`` includes. The sweeps' triu/tril classes and
 their toolkit classes (fill, band, pack, unpack, mirror) get a section each,
 whichever files hold them. A missing file, or zero sweep files, give a page
@@ -169,6 +169,18 @@ def _sweep(
     return parts
 
 
+def _small(report: Any, small: dict[str, Any]) -> list[str]:
+    parts = [_machine(report, small)]
+    parts.append(
+        "Each public function's call on a small input, its time over numpy's "
+        "allocation of its result (the floor), timed interleaved in one "
+        "process: the median and the lowest over fresh interpreters, beside "
+        "the build before (``before``) and the most it may be.\n"
+    )
+    parts.append(report.rst(report.small_table(small), _run([small])))
+    return parts
+
+
 def _indices(report: Any, indices: dict[str, Any]) -> list[str]:
     parts = [_machine(report, indices)]
     parts.append("``tri``, ``triu_indices`` and ``tril_indices`` against numpy's.\n")
@@ -190,6 +202,15 @@ def render(report: Any, results: Path = RESULTS, out: Path = OUT) -> str:
         parts += _fixed(report, out, report.load(results / "grid.json"), toolkit=False)
     else:
         parts.append("No grid results file (``bench/results/grid.json``) yet.\n")
+
+    parts.append(_heading("Small calls", "-"))
+    if (results / "small.json").is_file():
+        parts += _small(report, report.load(results / "small.json"))
+    else:
+        parts.append(
+            "No small-calls results file (``bench/results/small.json``, from "
+            "``bench/small_ab.py``) yet.\n"
+        )
 
     parts.append(_heading("The shape sweep", "-"))
     if sweeps:

@@ -1,6 +1,7 @@
-"""The public functions: a numpy array to the kernel (``_kernel.fill_plain``
-for the common case, ``_route`` for the rest), any other input to
-``_dispatch``, with its scalar arguments already valid."""
+"""The public functions: each is the kernel's door (``_kernel.door``), which
+answers the common call in C and hands any other to the function here: a
+numpy array to ``_route``, any other input to ``_dispatch``, with its scalar
+arguments already valid."""
 
 from __future__ import annotations
 
@@ -19,19 +20,21 @@ if TYPE_CHECKING:
         ArrayT,
         DaskArray,
         DaskArrayT,
+        Foreign,
+        ForeignT,
         Order,
         ScalarT,
     )
 
 _ndarray = np.ndarray
-_fill_plain = _kernel.fill_plain
 
 
 # The public functions' types, as numpy's own for triu and tril
 # (numpy/lib/_twodim_base_impl.pyi): an array of a known scalar type gives an
 # array of that type, any other array-like NDArray[Any], and out= its own
-# type. First, another library's array gives its own kind (a dask array is
-# array-like too). tril, band, mirror, trilu, pack and unpack follow triu.
+# type. First, another library's array gives its own kind (a dask array, a
+# tensor, a JAX array are array-like too). tril, band, mirror, trilu, pack
+# and unpack follow triu.
 @overload
 def triu(
     m: DaskArrayT,
@@ -41,6 +44,15 @@ def triu(
     order: None = None,
     out: None = None,
 ) -> DaskArrayT: ...
+@overload
+def triu(
+    m: ForeignT,
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: ForeignT | None = None,
+) -> ForeignT: ...
 @overload
 def triu(
     m: ArrayLike,
@@ -68,13 +80,14 @@ def triu(
     order: Order = None,
     out: None = None,
 ) -> NDArray[Any]: ...
+@_kernel.door
 def triu(
-    m: ArrayLike | DaskArray,
+    m: ArrayLike | DaskArray | Foreign,
     k: SupportsIndex = 0,
     *,
     fill: object = None,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: NDArray[Any] | None = None,
+    out: NDArray[Any] | Foreign | None = None,
 ) -> AnyArray:
     """Upper triangle of an array: ``numpy.triu``, bit for bit, with ``out=``.
 
@@ -156,12 +169,6 @@ def triu(
            [-inf, -inf,   1.],
            [-inf, -inf, -inf]])
     """
-    if (
-        type(m) is _ndarray
-        and fill is None
-        and (result := _fill_plain(m, k, True, out, order)) is not None
-    ):
-        return result
     if type(k) is not int:
         k = _validate.triangle_k(k, True)
     if type(m) is _ndarray:
@@ -186,6 +193,15 @@ def tril(
     order: None = None,
     out: None = None,
 ) -> DaskArrayT: ...
+@overload
+def tril(
+    m: ForeignT,
+    k: SupportsIndex = 0,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: ForeignT | None = None,
+) -> ForeignT: ...
 @overload
 def tril(
     m: ArrayLike,
@@ -213,13 +229,14 @@ def tril(
     order: Order = None,
     out: None = None,
 ) -> NDArray[Any]: ...
+@_kernel.door
 def tril(
-    m: ArrayLike | DaskArray,
+    m: ArrayLike | DaskArray | Foreign,
     k: SupportsIndex = 0,
     *,
     fill: object = None,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: NDArray[Any] | None = None,
+    out: NDArray[Any] | Foreign | None = None,
 ) -> AnyArray:
     """Lower triangle of an array: ``numpy.tril``, bit for bit, with ``out=``.
 
@@ -284,12 +301,6 @@ def tril(
            [1., 1., 0.],
            [1., 1., 1.]], dtype=float32)
     """
-    if (
-        type(m) is _ndarray
-        and fill is None
-        and (result := _fill_plain(m, k, False, out, order)) is not None
-    ):
-        return result
     if type(k) is not int:
         k = _validate.triangle_k(k, False)
     if type(m) is _ndarray:
@@ -315,6 +326,16 @@ def band(
     order: None = None,
     out: None = None,
 ) -> DaskArrayT: ...
+@overload
+def band(
+    m: ForeignT,
+    lo: SupportsIndex | None = None,
+    hi: SupportsIndex | None = None,
+    *,
+    fill: object = None,
+    order: Order = None,
+    out: ForeignT | None = None,
+) -> ForeignT: ...
 @overload
 def band(
     m: ArrayLike,
@@ -345,14 +366,15 @@ def band(
     order: Order = None,
     out: None = None,
 ) -> NDArray[Any]: ...
+@_kernel.door
 def band(
-    m: ArrayLike | DaskArray,
+    m: ArrayLike | DaskArray | Foreign,
     lo: SupportsIndex | None = None,
     hi: SupportsIndex | None = None,
     *,
     fill: object = None,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: NDArray[Any] | None = None,
+    out: NDArray[Any] | Foreign | None = None,
 ) -> AnyArray:
     """The diagonals between two offsets: element (i, j) of each matrix is
     kept where ``lo <= j - i <= hi``, the rest is zeroed (or `fill`).
@@ -438,6 +460,15 @@ def mirror(
 ) -> DaskArrayT: ...
 @overload
 def mirror(
+    m: ForeignT,
+    *,
+    upper: bool | np.bool_ = True,
+    conj: bool | np.bool_ = False,
+    order: Order = None,
+    out: ForeignT | None = None,
+) -> ForeignT: ...
+@overload
+def mirror(
     m: ArrayLike,
     *,
     upper: bool | np.bool_ = True,
@@ -463,13 +494,14 @@ def mirror(
     order: Order = None,
     out: None = None,
 ) -> NDArray[Any]: ...
+@_kernel.door
 def mirror(
-    m: ArrayLike | DaskArray,
+    m: ArrayLike | DaskArray | Foreign,
     *,
     upper: bool | np.bool_ = True,
     conj: bool | np.bool_ = False,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: NDArray[Any] | None = None,
+    out: NDArray[Any] | Foreign | None = None,
 ) -> AnyArray:
     """A symmetric (or Hermitian) matrix from one triangle: the triangle
     `upper` names, diagonal included, is kept as it is, and the other becomes
@@ -548,6 +580,15 @@ def trilu(
 ) -> DaskArrayT: ...
 @overload
 def trilu(
+    input: ForeignT,
+    k: SupportsIndex = 0,
+    upper: SupportsIndex | np.bool_ = True,
+    *,
+    order: Order = None,
+    out: ForeignT | None = None,
+) -> ForeignT: ...
+@overload
+def trilu(
     input: ArrayLike,
     k: SupportsIndex = 0,
     upper: SupportsIndex | np.bool_ = True,
@@ -573,13 +614,14 @@ def trilu(
     order: Order = None,
     out: None = None,
 ) -> NDArray[Any]: ...
+@_kernel.door
 def trilu(
-    input: ArrayLike | DaskArray,
+    input: ArrayLike | DaskArray | Foreign,
     k: SupportsIndex = 0,
     upper: SupportsIndex | np.bool_ = True,
     *,
     order: Literal["K", "A", "C", "F"] | None = None,
-    out: NDArray[Any] | None = None,
+    out: NDArray[Any] | Foreign | None = None,
 ) -> AnyArray:
     """The ONNX Trilu operator (opset 14) on a tensor of shape ``[*, N, M]``.
 
@@ -664,6 +706,4 @@ def trilu(
             own=(lo, hi),
         )
     _validate.onnx_type(input.dtype)
-    if (result := _fill_plain(input, k, upper, out, order)) is not None:
-        return result
     return _route.triangle(input, k, upper, out, order, True)

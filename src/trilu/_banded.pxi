@@ -121,8 +121,8 @@ def mask(Py_ssize_t rows, Py_ssize_t cols, object lo, object hi,
     cdef Allocation how
     cdef bint written
     cdef cnp.ndarray out
-    set_fill(&job.keep, keep, w, keep_pattern)
-    set_fill(&job.fill, fill, w, fill_pattern)
+    set_fill(&job.keep, keep, w, keep_pattern, rows * cols * w)
+    set_fill(&job.fill, fill, w, fill_pattern, rows * cols * w)
     # Zero pages hold the fill where it is zeros. Where the kept value is
     # zeros instead, and the band touches a side of the matrix, the rest is a
     # band too: the two trade places (an additive attention mask's -inf).

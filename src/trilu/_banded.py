@@ -146,7 +146,7 @@ def to_banded(
     _fits(count, cols, a.dtype)
     shape = (*a.shape[:-2], count, cols)
     if out is not None:
-        a = _out(out, shape, a.dtype, a)
+        a, out = _out(out, shape, a.dtype, a)
     if a.dtype.hasobject:  # references: numpy's indexing copies them
         ab = np.zeros(shape, a.dtype) if out is None else out
         if out is not None:
@@ -279,7 +279,7 @@ def from_banded(
     shape = (*ab.shape[:-2], rows, cols)
     value = _validate.fill(fill, ab.dtype) if fill is not None else None
     if out is not None:
-        ab = _out(out, shape, ab.dtype, ab)
+        ab, out = _out(out, shape, ab.dtype, ab)
     if ab.dtype.hasobject:
         if out is None:
             out = np.empty(shape, ab.dtype)

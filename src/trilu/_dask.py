@@ -16,14 +16,23 @@ express (both make every output block depend on its input block):
 - mirror: a block of the kept triangle is an alias, one of the other triangle
   is the transpose of the block across the diagonal (which alone it reads),
   and only diagonal blocks run the kernel;
+- pack: each row block's kept elements are a contiguous segment of the
+  packed axis (row after row), one chunk of the result, packed from the
+  blocks of its row the band meets, side by side (the others never read);
+- unpack: the result's rows are chunked so that each row block's segment is
+  about one chunk of the packed axis, and its columns as its rows; a row
+  block's segment is unpacked once, into the columns its band meets, and
+  each block of that row is a view of it; a block the band misses is the
+  fill broadcast, with no dependency; order="F" as the transpose's
+  order="C", and mirror= one block per matrix (its whole vector);
 - band_mask and attention_mask (``chunks=``), which have no input: a block
   wholly on or off the band is its value broadcast, and only blocks the
   band's edges cross run the kernel.
 
 Chunks, including irregular ones and chunks along batch axes, are kept exactly
 (mirror makes the columns' chunks the rows' first, so blocks pair up across the
-diagonal). Arguments are validated when the graph is built, with the rules and
-messages of numpy input (``_validate``), not when it is computed. Tasks are
+diagonal; pack and unpack chunk their new axes as said). Arguments are
+validated when the graph is built, with the rules and messages of numpy input (``_validate``), not when it is computed. Tasks are
 top-level functions, so the graph pickles for ``dask.distributed``. A block
 runs on one thread unless trilu's count was chosen (set_num_threads,
 threadpoolctl, TRILU_NUM_THREADS): dask already runs blocks in parallel.
@@ -34,10 +43,11 @@ This module is imported only when a dask array is passed to trilu, or
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from itertools import accumulate, product
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from dask.array.core import Array, normalize_chunks
@@ -46,12 +56,15 @@ from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 from dask.typing import Key
 
-from . import _dispatch, _kernel, _masks, _private, _route, _threads, _validate
+from . import _dispatch, _kernel, _masks, _pack, _private, _route, _threads, _validate
+
+if TYPE_CHECKING:
+    from ._typing import Mirror
 
 _tasks = _private.dask_tasks()
 Alias, Task, TaskRef = _tasks.Alias, _tasks.Task, _tasks.TaskRef
 
-__all__ = ["band", "mask", "mirror"]
+__all__ = ["band", "mask", "mirror", "pack", "unpack"]
 
 
 # --- tasks (top level, so they pickle) -----------------------------------------
@@ -121,6 +134,12 @@ def _zeros_like(block: Any, meta: Any, fill: Any) -> Any:
     return _zeros(block.shape, meta, fill)
 
 
+def _fill_like(vector: Any, matrix: tuple[int, int], meta: Any, fill: Any) -> Any:
+    """A block of unpack's result the band misses, in a batch whose size is
+    unknown until a packed chunk of it exists."""
+    return _zeros((*vector.shape[:-1], *matrix), meta, fill)
+
+
 def _diagonal(block: Any, upper: bool, conj: bool) -> Any:
     """A diagonal block of mirror: the kernel's mirror of the block."""
     if not isinstance(block, np.ndarray):
@@ -146,6 +165,53 @@ def _flip(block: Any, conj: bool) -> Any:
         np.negative(flipped.imag, out=flipped.imag)
         return flipped
     return np.conjugate(flipped)
+
+
+def _side_by_side(blocks: tuple[Any, ...]) -> Any:
+    """Blocks of one row of blocks (or chunks of a packed axis), joined along
+    the last axis in their own dtype (concatenate's promotion would make a
+    structured one native): the one block itself where there is one."""
+    if len(blocks) == 1:
+        return blocks[0]
+    return np.concatenate(blocks, axis=-1, dtype=blocks[0].dtype)
+
+
+def _pack_rows(k: int, upper: bool, *blocks: Any) -> Any:
+    """A row block's segment of pack's result: the kept elements of the
+    blocks of its row the band meets (k relative to the first of them)."""
+    with _block_threads():
+        return _pack.pack(_side_by_side(blocks), k, upper=upper)
+
+
+def _unpack_rows(start: int, stop: int, rows: int, cols: int, k: int,
+                 upper: bool, fill: Any, *chunks: Any) -> Any:  # fmt: skip
+    """A row block's columns the band meets, unpacked from elements
+    [start, stop) of the packed chunks its segment overlaps (k relative to
+    its first row and column)."""
+    segment = _side_by_side(chunks)[..., start:stop]
+    with _block_threads():
+        return _pack.unpack(segment, rows, cols, k, upper=upper, fill=fill)
+
+
+def _unpack_whole(
+    v: Any,
+    n: int,
+    k: int,
+    upper: bool,
+    order: Literal["C", "F"],
+    fill: Any,
+    mirror: Mirror,
+) -> Any:
+    """A block of mirrored matrices from their whole vectors."""
+    with _block_threads():
+        return _pack.unpack(
+            v, n, n, k, upper=upper, order=order, fill=fill, mirror=mirror
+        )
+
+
+def _columns(strip: Any, start: int, stop: int) -> Any:
+    """A block of unpack's result: columns [start, stop) of its row's strip."""
+    return strip[..., start:stop]
 
 
 # --- the graph -------------------------------------------------------------------
@@ -216,9 +282,9 @@ def _keys_name(x: Any) -> str:
 
 
 def _collection(x: Any, dsk: dict[Key, Any], name: str, meta: Any, chunks: Any) -> Any:
-    """The dask array of graph dsk (keys named name) on top of x's graph (None:
-    of no other): an Array, or for x of dask's array expressions (for no x,
-    where dask makes those), their collection."""
+    """The dask array of the keys of graph dsk named name, on top of x's
+    graph (None: of no other): an Array, or for x of dask's array expressions
+    (for no x, where dask makes those), their collection."""
     if x is None:
         import dask.array  # noqa: PLC0415  (loaded already: dask's own import)
 
@@ -230,7 +296,8 @@ def _collection(x: Any, dsk: dict[Key, Any], name: str, meta: Any, chunks: Any) 
         from_graph = _private.dask_from_graph()
         layer = dsk if x is None else {**x.__dask_graph__(), **dsk}
         prefix = name.rpartition("-")[0]
-        return from_graph(layer, meta, chunks, list(dsk), prefix)
+        keys = [key for key in dsk if isinstance(key, tuple) and key[0] == name]
+        return from_graph(layer, meta, chunks, keys, prefix)
     # (Any: dask's Array does not match dask's own DaskCollection protocol
     # for mypy)
     depends: list[Any] = [] if x is None else [x]
@@ -406,3 +473,187 @@ def mask(
             value = keep if kind == "keep" else fill
             dsk[key] = Task(key, _zeros, (block_rows, block_cols), meta, value)
     return _collection(None, dsk, key_name, meta, chunks)
+
+
+def _clamp(bound: int | None, rows: int, cols: int) -> int | None:
+    """A band offset within [-rows, cols], where every one beyond keeps the
+    same (None: unbounded)."""
+    return None if bound is None else max(-rows, min(cols, bound))
+
+
+def _count(rows: int, cols: int, lo: int | None, hi: int | None) -> int:
+    """The kept elements of the first `rows` rows of a matrix `cols` wide."""
+    return int(_kernel.band_count(rows, cols, lo, hi))
+
+
+def _met(
+    first: int,
+    stop: int,
+    chunks: tuple[int, ...],
+    lo: int | None,
+    hi: int | None,
+) -> list[int]:
+    """The blocks of columns (of these chunks) that band (lo, hi) meets in
+    rows [first, stop): consecutive ones, as the columns it keeps there are."""
+    met = []
+    for j, (start, cols) in enumerate(zip(_offsets(chunks), chunks, strict=True)):
+        shift = start - first
+        block = (None if b is None else b - shift for b in (lo, hi))
+        if _kind(stop - first, cols, *block) != "zero":
+            met.append(j)
+    return met
+
+
+def _split(ends: Iterable[int], total: int) -> tuple[int, ...]:
+    """The chunks of an axis `total` long that end at these ends (those
+    within it)."""
+    bounds = sorted({e for e in ends if 0 < e < total})
+    return tuple(np.diff([0, *bounds, total]).tolist())
+
+
+def _unknown(shape: tuple[float, ...]) -> bool:
+    return any(math.isnan(n) for n in shape)
+
+
+def pack(x: Any, k: int, upper: bool, order: Literal["C", "F"] = "C") -> Any:
+    """pack of dask array x, lazily: one chunk of the packed axis per row
+    block, its kept elements, from the blocks of its row the band meets
+    (the others never read); the batch axes' chunks kept. order="F" packs
+    the columns: the transpose's rows, of its other triangle."""
+    if order == "F":
+        x, k, upper = x.swapaxes(-1, -2), -k, not upper
+    lo, hi = _pack.band_of(k, upper)
+    _pack.packed_shape(x.shape, lo, hi)  # (2 or more dimensions)
+    _known(x.chunks)
+    _numpy_meta(x, "pack")
+    rows_total, cols_total = x.shape[-2:]
+    lo, hi = _clamp(lo, rows_total, cols_total), _clamp(hi, rows_total, cols_total)
+    row_offsets = _offsets(x.chunks[-2])
+    row_ends = [
+        first + rows for first, rows in zip(row_offsets, x.chunks[-2], strict=True)
+    ]
+    counts = [_count(r, cols_total, lo, hi) for r in (0, *row_ends)]
+    chunks = (*x.chunks[:-2], tuple(np.diff(counts).tolist()))
+    meta = meta_from_array(x._meta, ndim=len(chunks), dtype=x.dtype)  # type: ignore[no-untyped-call]
+    key_name = f"pack-{tokenize(x, k, upper)}"
+    source = _keys_name(x)
+    col_offsets = _offsets(x.chunks[-1])
+    dsk: dict[Key, Any] = {}
+    for index in product(*(range(len(c)) for c in chunks)):
+        *batch, i = index
+        key: Key = (key_name, *index)
+        shape = tuple(c[n] for c, n in zip(chunks, index, strict=True))
+        met = _met(row_offsets[i], row_ends[i], x.chunks[-1], lo, hi)
+        if not met and not _unknown(shape):  # nothing kept: nothing read
+            dsk[key] = Task(key, _zeros, shape, meta, None)
+            continue
+        met = met or [0]  # nothing kept, in a batch of unknown size: read for it
+        shift = col_offsets[met[0]] - row_offsets[i]
+        blocks = [TaskRef((source, *batch, i, j)) for j in met]
+        dsk[key] = Task(key, _pack_rows, k - shift, upper, *blocks)
+    return _collection(x, dsk, key_name, meta, chunks)
+
+
+def _segment(start: int, stop: int, chunks: tuple[int, ...]) -> tuple[list[int], int]:
+    """The chunks of a packed axis (of these chunks) that elements [start,
+    stop) lie in, and where the first of them begins."""
+    offsets = _offsets(chunks)
+    read = [
+        q
+        for q, (first, size) in enumerate(zip(offsets, chunks, strict=True))
+        if first < stop and first + size > start
+    ]
+    return read, offsets[read[0]]
+
+
+def unpack(
+    v: Any,
+    n: int | None,
+    m: int | None,
+    k: int,
+    upper: bool,
+    fill: Any,
+    order: Literal["C", "F"] = "C",
+    mirror: Mirror = False,
+) -> Any:
+    """unpack of dask array v, lazily: a row block ends in the row where a
+    chunk of the packed axis ends, the columns are chunked as the rows; each
+    row block's segment is unpacked once, into the columns its band meets,
+    of which its blocks are views, and a block the band misses is the fill
+    broadcast, with no dependency. order="F" is the transpose of the other
+    triangle's order="C". With mirror, each matrix reads its whole vector
+    (its other triangle lies in every row block's segment): one block."""
+    if v.ndim and _unknown(v.chunks[-1]):
+        raise ValueError(
+            "trilu needs the chunk sizes of a dask array's packed axis; "
+            "call v.compute_chunk_sizes() first"
+        )
+    rows_total, cols_total = _pack.unpacked_shape(v.shape, v.dtype, n, m, k, upper)[-2:]
+    _numpy_meta(v, "unpack")
+    mirrored, conj = _validate.mirror(mirror)
+    if mirrored:
+        _pack.mirrorable(rows_total, cols_total, v.dtype, conj)
+        whole = v.rechunk({v.ndim - 1: -1})
+        return whole.map_blocks(
+            _unpack_whole,
+            rows_total,
+            k,
+            upper,
+            order,
+            fill,
+            mirror,
+            chunks=(*whole.chunks[:-1], (rows_total,), (cols_total,)),
+            drop_axis=v.ndim - 1,
+            new_axis=[v.ndim - 1, v.ndim],
+            dtype=v.dtype,
+            meta=meta_from_array(v._meta, ndim=v.ndim + 1, dtype=v.dtype),  # type: ignore[no-untyped-call]
+        )
+    if order == "F":
+        transposed = unpack(v, cols_total, rows_total, -k, not upper, fill)
+        return transposed.swapaxes(-1, -2)
+    value = None if fill is None else _element(_validate.fill(fill, v.dtype))
+    lo, hi = _pack.band_of(k, upper)
+    lo, hi = _clamp(lo, rows_total, cols_total), _clamp(hi, rows_total, cols_total)
+
+    def count(rows: int) -> int:
+        return _count(rows, cols_total, lo, hi)
+
+    # the row in which each (nonempty) chunk ends: after the last, the rows
+    # with nothing kept are a block of their own
+    ends = [bisect_left(range(1, rows_total + 1), end, key=count) + 1
+            for end in accumulate(v.chunks[-1]) if end]  # fmt: skip
+    row_chunks = _split(ends, rows_total)
+    col_chunks = _split(accumulate(row_chunks), cols_total)
+    chunks = (*v.chunks[:-1], row_chunks, col_chunks)
+    meta = meta_from_array(v._meta, ndim=len(chunks), dtype=v.dtype)  # type: ignore[no-untyped-call]
+    key_name = f"unpack-{tokenize(v, n, m, k, upper, value)}"
+    source = _keys_name(v)
+    row_offsets, col_offsets = _offsets(row_chunks), _offsets(col_chunks)
+    dsk: dict[Key, Any] = {}
+    for index in product(*(range(len(c)) for c in chunks[:-1])):
+        *batch, i = index
+        first, stop = row_offsets[i], row_offsets[i] + row_chunks[i]
+        met = _met(first, stop, col_chunks, lo, hi)
+        strip: Key = (f"{key_name}-rows", *index)
+        if met:  # columns [left, right) of the rows, from their segment's chunks
+            left = col_offsets[met[0]]
+            right = col_offsets[met[-1]] + col_chunks[met[-1]]
+            read, at = _segment(count(first), count(stop), v.chunks[-1])
+            segment = (count(first) - at, count(stop) - at)
+            sides = (stop - first, right - left)
+            refs = [TaskRef((source, *batch, q)) for q in read]
+            args = (*segment, *sides, k + first - left, upper, fill, *refs)
+            dsk[strip] = Task(strip, _unpack_rows, *args)
+        for j, cols in enumerate(col_chunks):
+            key: Key = (key_name, *index, j)
+            if j in met:
+                start = col_offsets[j] - left
+                dsk[key] = Task(key, _columns, TaskRef(strip), start, start + cols)
+                continue
+            shape = tuple(chunks[d][b] for d, b in enumerate((*index, j)))
+            if _unknown(shape):  # a batch of unknown size: as a packed chunk's
+                ref = TaskRef((source, *batch, 0))
+                dsk[key] = Task(key, _fill_like, ref, shape[-2:], meta, value)
+            else:
+                dsk[key] = Task(key, _zeros, shape, meta, value)
+    return _collection(v, dsk, key_name, meta, chunks)

@@ -145,9 +145,13 @@ def own_band(x: Any, lo: int | None, hi: int | None) -> Any:
     return x if lo is None else _own(x, True)(x, lo)
 
 
-def _numpy_only(x: Any, out: Any, kwargs: dict[str, Any]) -> None:
-    """out= and order= make numpy results: refused for dask's and others'."""
-    for key, value in (("out", out), ("order", kwargs.get("order"))):
+def _numpy_only(
+    x: Any, out: Any, kwargs: dict[str, Any], graph: dict[str, Any] | None = None
+) -> None:
+    """out= and a result's order= make numpy results: refused for dask's and
+    others' (but an order= the dask graph takes itself: pack's storage)."""
+    order = None if graph and "order" in graph else kwargs.get("order")
+    for key, value in (("out", out), ("order", order)):
         if value is not None:
             raise TypeError(f"{key}= needs a numpy array input, got {type(x).__name__}")
 
@@ -194,10 +198,10 @@ def call(
         result = own_band(x, *own)
         return result
     if found is DASK and lazy is not None:
-        _numpy_only(x, out, kwargs)
+        graph, lazy_args, lazy_kwargs = lazy
+        _numpy_only(x, out, kwargs, lazy_kwargs)
         from . import _dask  # noqa: PLC0415  (dask is optional: only now)
 
-        graph, lazy_args, lazy_kwargs = lazy
         result = getattr(_dask, graph)(x, *lazy_args, **lazy_kwargs)
         return result
     if found is OWN and own is not None:

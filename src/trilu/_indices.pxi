@@ -78,7 +78,7 @@ cdef void index_rows(cnp.npy_intp *r, cnp.npy_intp *c, Py_ssize_t i0,
         trilu_stream_fence()
 
 
-def triangle_indices(Py_ssize_t n, Py_ssize_t m, object k, bint upper):
+cpdef triangle_indices(Py_ssize_t n, Py_ssize_t m, object k, bint upper):
     """``numpy.triu_indices(n, k, m)`` (upper) or ``numpy.tril_indices``,
     for n, m >= 0."""
     cdef Py_ssize_t kk = bound(k, 0, n, m)

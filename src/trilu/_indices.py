@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, SupportsIndex, overload
+from typing import TYPE_CHECKING, Any, SupportsIndex, cast, overload
 
 import numpy as np
 
@@ -27,11 +27,12 @@ from . import _dispatch, _kernel, _private, _validate
 
 if TYPE_CHECKING:
     from numpy._typing import _DTypeLike
-    from numpy.typing import DTypeLike
+    from numpy.typing import DTypeLike, NDArray
 
     from ._typing import (
-        AnyArray,
         Array2D,
+        Foreign,
+        ForeignT,
         HasShapeAndNDim,
         Indices,
         ScalarT,
@@ -118,9 +119,10 @@ def _numpy_indices(
 
 # The dtype argument -> (its dtype, numpy's casts of True and False to it),
 # or None for dtypes numpy fills itself (those are not bytes of a fixed
-# pattern, or True is not 1 in them). A dtype with metadata is never a key: it
-# is equal to, and hashes as, the same dtype without.
-_tri_dtypes: dict[Any, tuple[np.dtype, bytes, bytes] | None] = {}
+# pattern, or True is not 1 in them): the kernel's, which tri's door reads
+# too. A dtype with metadata is never a key: it is equal to, and hashes as,
+# the same dtype without.
+_tri_dtypes: dict[Any, tuple[np.dtype, bytes, bytes] | None] = _kernel.tri_dtypes
 _PLAIN_CLASSES = {type(np.dtype(c)) for c in "?bhilqBHILQefdgFDG"}
 
 
@@ -147,7 +149,17 @@ def _tri_dtype(dtype: Any) -> tuple[np.dtype, bytes, bytes] | None:
     return found
 
 
-# numpy's overloads: float64 by default, a dtype's scalar type where it names one
+# like= a tensor or a JAX array: that library's array; else numpy's overloads:
+# float64 by default, a dtype's scalar type where it names one
+@overload
+def tri(
+    N: SupportsIndex,
+    M: SupportsIndex | None = None,
+    k: SupportsIndex = 0,
+    dtype: DTypeLike | None = ...,
+    *,
+    like: ForeignT,
+) -> ForeignT: ...
 @overload
 def tri(
     N: SupportsIndex,
@@ -184,14 +196,15 @@ def tri(
     *,
     like: SupportsArrayFunc | None = None,
 ) -> Array2D[Any]: ...
+@_kernel.door
 def tri(
     N: SupportsIndex,
     M: SupportsIndex | None = None,
     k: SupportsIndex = 0,
     dtype: DTypeLike | None = float,
     *,
-    like: SupportsArrayFunc | SupportsDLPack | None = None,
-) -> AnyArray:
+    like: SupportsArrayFunc | SupportsDLPack | Foreign | None = None,
+) -> NDArray[Any] | SupportsDLPack | Foreign:
     """An array with ones at and below the k-th diagonal: ``numpy.tri``, bit
     for bit.
 
@@ -242,7 +255,11 @@ def tri(
     if like is not None and _dispatch.numpy_answers(like):
         like = None
     if like is not None and type(like) is not _ndarray:
-        made = _dispatch.like(lambda: tri(N, M, k, dtype), like, "tri")
+        # (handing nothing: a DLPack library's array, or None)
+        made = cast(
+            "SupportsDLPack | None",
+            _dispatch.like(lambda: tri(N, M, k, dtype), like, "tri"),
+        )
         if made is not None:
             return made
     sizes = _sizes(N, M, k) if like is None else None
@@ -276,6 +293,7 @@ def _indices(n: Any, k: Any, m: Any, upper: bool) -> tuple[np.ndarray, np.ndarra
     return (_np_triu_indices if upper else _np_tril_indices)(n, k, m)
 
 
+@_kernel.door
 def triu_indices(
     n: SupportsIndex, k: SupportsIndex = 0, m: SupportsIndex | None = None
 ) -> Indices:
@@ -322,6 +340,7 @@ def triu_indices(
     return _indices(n, k, m, True)
 
 
+@_kernel.door
 def tril_indices(
     n: SupportsIndex, k: SupportsIndex = 0, m: SupportsIndex | None = None
 ) -> Indices:
@@ -379,6 +398,7 @@ def _from(arr: Any, k: Any, upper: bool) -> tuple[np.ndarray, np.ndarray]:
     return _indices(arr.shape[-2], k, arr.shape[-1], upper)
 
 
+@_kernel.door
 def triu_indices_from(arr: HasShapeAndNDim, k: SupportsIndex = 0) -> Indices:
     """The indices of the upper triangle of a 2-D array:
     ``numpy.triu_indices_from``, bit for bit.
@@ -421,6 +441,7 @@ def triu_indices_from(arr: HasShapeAndNDim, k: SupportsIndex = 0) -> Indices:
     return _from(arr, k, True)
 
 
+@_kernel.door
 def tril_indices_from(arr: HasShapeAndNDim, k: SupportsIndex = 0) -> Indices:
     """The indices of the lower triangle of a 2-D array:
     ``numpy.tril_indices_from``, bit for bit.

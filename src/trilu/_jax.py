@@ -1,18 +1,27 @@
-"""JAX arrays on trilu's kernel: eager arrays through DLPack, traced ones
-(``jax.jit``, ``jax.vmap``, ``jax.grad``) through ``jax.pure_callback``.
+"""JAX arrays on trilu's kernel: concrete ones read in place, traced ones
+(``jax.jit``, ``jax.vmap``, ``jax.grad``) through a host callback.
 
 Imported by ``_dispatch`` when the first JAX array arrives (jax is loaded
 then), never by ``import trilu``.
 
-- A concrete array crosses as any DLPack array does (``_dispatch``): read in
-  place, the result handed back through ``jax.numpy.from_dlpack``.
+- A concrete CPU array is read in place as a numpy array (``numpy.asarray``:
+  JAX hands over its host buffer, read-only), in its own dtype: JAX's
+  bfloat16, float8 and int4 types are ml_dtypes' numpy dtypes, which trilu
+  takes as any other (no bit view needed). The result comes back through
+  ``jax.device_put``, which XLA's CPU client takes in place only where the
+  buffer is 64-byte aligned: numpy allocates under trilu's aligned handler
+  (``_kernel.ALIGNED``) while the call runs.
 - A traced one becomes a host callback with the result's static shape
-  (``_pack.result_shape``); under ``jax.vmap`` the batch is one more leading
-  axis, which every function takes as it is (``vmap_method="expand_dims"``).
-  Its gradient is ``jax.custom_vjp``'s, with the adjoints of ``_torch``:
-  the same band of the cotangent for the band family (zero fill),
-  ``unpack`` for ``pack`` and the reverse, and for ``mirror`` the kept
-  triangle's plus the other's transposed (conjugated with conj).
+  (``_pack.result_shape``): ``jax.experimental.buffer_callback`` (JAX 0.6.1
+  on), which reads the input's buffer and writes the result into XLA's own
+  (``out=``), or, before it and for the dtypes XLA packs several to a byte,
+  ``jax.pure_callback``, whose result XLA copies in. Under ``jax.vmap`` the batch is one more leading axis, which every
+  function takes as it is (``vmap_method="expand_dims"``), but a batch of
+  1-D rows, which is called once per row. Its gradient is
+  ``jax.custom_vjp``'s, with the adjoints of ``_torch``: the same band of
+  the cotangent for the band family (zero fill), ``unpack`` for ``pack``
+  and the reverse, and for ``mirror`` the kept triangle's plus the other's
+  transposed (conjugated with conj).
 - JAX's arrays are immutable: ``out=`` is a TypeError.
 """
 
@@ -25,7 +34,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _api, _dispatch, _pack
+from . import _api, _dispatch, _kernel, _pack
+
+buffer_callback: Any
+try:
+    from jax.experimental.buffer_callback import buffer_callback
+except ImportError:  # JAX before 0.6.1
+    buffer_callback = None
 
 _DLPACK = _dispatch.DLPackLibrary()
 
@@ -40,7 +55,26 @@ def device(x: Any) -> Any:
 
 
 def from_numpy(result: np.ndarray, like: Any) -> Any:
-    return _DLPACK.from_numpy(result, like)
+    """result's buffer as a JAX array (in place where 64-byte aligned), on
+    like's device where like is committed to one."""
+    at = like.device if getattr(like, "committed", False) else None
+    return jax.device_put(result, at, may_alias=True)
+
+
+def _packed(dtype: np.dtype) -> bool:
+    """XLA keeps dtype's elements several to a byte (int4, float4): JAX's
+    buffer callback hands such a buffer over as if one a byte, to be read and
+    written past its end, where pure_callback's arrays are unpacked."""
+    if dtype.itemsize != 1 or dtype.kind != "V":  # ml_dtypes' are "V"
+        return False
+    info = jnp.iinfo if jnp.issubdtype(dtype, jnp.integer) else jnp.finfo
+    return bool(info(dtype).bits < 8)
+
+
+def _rows(name: str, ndim: int) -> bool:
+    """An input of ndim dimensions is the rows of an N x N matrix (a 1-D one,
+    but unpack's, which is a packed triangle)."""
+    return ndim == 1 and name != "unpack"
 
 
 def _adjoint(name: str, function: Callable[..., Any], shape: tuple[int, ...],
@@ -70,7 +104,7 @@ def _adjoint(name: str, function: Callable[..., Any], shape: tuple[int, ...],
     else:  # the band family: the same band, zero fill
         positional = [v for key, v in values.items() if key not in ("fill", "order")]
         grad = function(g, *positional)
-    if len(shape) == 1 and name != "unpack":  # the rows of an N x N matrix
+    if _rows(name, len(shape)):
         grad = grad.sum(-2)
     return grad
 
@@ -85,12 +119,19 @@ def _traced(
     def run(x: Any) -> Any:
         shape = _pack.result_shape(name, x.shape, x.dtype, values)
         result = jax.ShapeDtypeStruct(shape, x.dtype)  # type: ignore[no-untyped-call]
-        return jax.pure_callback(
-            lambda a: np.asarray(function(np.asarray(a), *args, **kwargs)),
-            result,
-            x,
-            vmap_method="expand_dims",
-        )
+        # a batch of rows would be read as a matrix: one call each
+        vmap = "sequential" if _rows(name, x.ndim) else "expand_dims"
+        if buffer_callback is None or _packed(np.dtype(x.dtype)):
+            return jax.pure_callback(
+                lambda a: np.asarray(function(np.asarray(a), *args, **kwargs)),
+                result,
+                x,
+                vmap_method=vmap,
+            )
+        return buffer_callback(write, result, vmap_method=vmap)(x)
+
+    def write(_context: Any, out: Any, a: Any) -> None:
+        function(np.asarray(a), *args, out=np.asarray(out), **kwargs)
 
     @jax.custom_vjp
     def op(x: Any) -> Any:
@@ -119,16 +160,21 @@ def call(
     if out is not None:
         raise TypeError(
             f"{function.__name__}(out=) cannot write a JAX array: JAX's arrays "
-            "are immutable (DLPack hands them over read-only)"
+            "are immutable"
         )
-    if not isinstance(x, jax.core.Tracer):
-        return _DLPACK.call(function, x, args, kwargs, None)
-    if function not in _TRACED:
-        raise TypeError(
-            f"{function.__name__} cannot be traced (jax.jit, jax.vmap, "
-            "jax.grad): call it on a concrete array"
-        )
-    return _traced(function, args, kwargs)(x)
+    if isinstance(x, jax.core.Tracer):
+        if function not in _TRACED:
+            raise TypeError(
+                f"{function.__name__} cannot be traced (jax.jit, jax.vmap, "
+                "jax.grad): call it on a concrete array"
+            )
+        return _traced(function, args, kwargs)(x)
+    previous = _kernel.use_handler(_kernel.ALIGNED)
+    try:
+        result = function(np.asarray(x), *args, **kwargs)
+    finally:
+        _kernel.use_handler(previous)
+    return from_numpy(result, x)
 
 
 # the functions with a result shape (_pack.result_shape) and an adjoint here

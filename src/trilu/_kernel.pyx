@@ -56,6 +56,11 @@ cdef extern from "numpy/arrayobject.h":
     object PyDataMem_SetHandler(object handler)
 
 
+cdef inline Py_ssize_t magnitude(Py_ssize_t v) noexcept nogil:
+    """|v| in C: Cython's abs() of a Py_ssize_t goes through Python ints."""
+    return -v if v < 0 else v
+
+
 include "_plan.pxi"
 include "_write.pxi"
 include "_pack.pxi"
@@ -126,9 +131,12 @@ cdef Py_ssize_t bound(object v, Py_ssize_t unbounded, Py_ssize_t rows,
     return <Py_ssize_t>min(max(x, -rows), cols)
 
 
-cdef int set_fill(Fill *f, object fill, Py_ssize_t width, char *buf) except -1:
+cdef int set_fill(Fill *f, object fill, Py_ssize_t width, char *buf,
+                  Py_ssize_t need) except -1:
     """The Fill of a fill given as one element's bytes (None: zeros), its
-    pattern repeated into buf (PATTERN_BYTES) where it needs one."""
+    pattern repeated into buf where it needs one: PATTERN_BYTES, or `need`,
+    the bytes the job writes, if fewer (a small call's whole cost would be
+    the pattern), but 32 at least (what streaming stores read of it)."""
     cdef const char *e
     cdef Py_ssize_t t
     f.byte = 0
@@ -154,7 +162,7 @@ cdef int set_fill(Fill *f, object fill, Py_ssize_t width, char *buf) except -1:
         f.pattern = e
         f.pattern_bytes = width
         return 0
-    f.pattern_bytes = PATTERN_BYTES // width * width
+    f.pattern_bytes = max(min(PATTERN_BYTES, max(need, 32)) // width, 1) * width
     memcpy(buf, e, width)
     t = width
     while t < f.pattern_bytes:     # doubling: a few calls, not one an element
@@ -226,7 +234,8 @@ cdef cnp.ndarray band_of(cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
     cdef char pattern[PATTERN_BYTES]
     cdef char small[2 * MASK_BLOCK_BYTES]
     cdef char *mask = small
-    set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(src), pattern)
+    set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(src), pattern,
+             cnp.PyArray_NBYTES(src))
     prepare(&p, src, dst, a, b, order, rest, xor, sheared)
     if p.fresh:
         dst = new_result(src, p.how, p.order, p.strides)
@@ -255,72 +264,6 @@ cdef int matrix_dims(cnp.ndarray src) except -1:
         raise ValueError(
             f"trilu: the kernel needs 2 or more dimensions, got {src.ndim}")
     return cnp.PyArray_NDIM(src)
-
-
-cdef int triangle_band(cnp.ndarray src, object k, bint upper,
-                       Py_ssize_t *a, Py_ssize_t *b) except -1:
-    """The band a <= j - i <= b that triu(k) (upper) or tril(k) keeps of
-    src's matrices, clamped to them: the one mapping of k, for triangle and
-    explain."""
-    cdef int nd = matrix_dims(src)
-    cdef Py_ssize_t rows = cnp.PyArray_DIMS(src)[nd - 2]
-    cdef Py_ssize_t cols = cnp.PyArray_DIMS(src)[nd - 1]
-    cdef Py_ssize_t kk = bound(k, 0, rows, cols)
-    if upper:
-        a[0], b[0] = kk, cols
-    else:
-        a[0], b[0] = -rows, kk
-    return 0
-
-
-cdef inline cnp.ndarray triangle(cnp.ndarray src, cnp.ndarray dst, object k,
-                                 bint upper, Order order):
-    """triu (upper) or tril of src with zeros, called from C."""
-    cdef Py_ssize_t a, b
-    triangle_band(src, k, upper, &a, &b)
-    return band_of(src, dst, a, b, None, order)
-
-
-cdef bint plain_out(cnp.ndarray a, cnp.ndarray out) noexcept:
-    """out is what check_out and the Python layer accept with no more work: a's
-    shape and dtype, writable, no zero strides, a itself or apart from it."""
-    cdef int d
-    cdef OutState state
-    if (cnp.PyArray_NDIM(out) != cnp.PyArray_NDIM(a)
-            or not cnp.PyArray_EquivTypes(a.descr, out.descr)):
-        return False
-    for d in range(cnp.PyArray_NDIM(a)):
-        if cnp.PyArray_DIMS(out)[d] != cnp.PyArray_DIMS(a)[d]:
-            return False
-    state = out_state(a, out)
-    return state == APART or state == IN_PLACE
-
-
-def fill_plain(object m, object k, bint upper, object out=None, object order=None):
-    """triu (upper) or tril of m into out, for the common case, decided here at C
-    speed: an exact ndarray of 2 or more dimensions whose dtype is plain bytes
-    (native byte order, no fields, no references, no metadata), an exact int
-    k, a valid order, and no out or an exact ndarray that needs no more checks
-    (plain_out). None for anything else, which the Python layer then routes."""
-    cdef cnp.ndarray a
-    cdef cnp.dtype descr
-    cdef int code
-    if type(m) is not np.ndarray or type(k) is not int:
-        return None
-    a = <cnp.ndarray>m
-    descr = a.descr
-    if (cnp.PyArray_NDIM(a) < 2 or not cnp.PyArray_ISNOTSWAPPED(a)
-            or cnp.PyDataType_HASFIELDS(descr)
-            or cnp.PyDataType_FLAGS(descr) & NPY_ITEM_REFCOUNT
-            or descr_metadata(descr) != NULL):
-        return None
-    if out is not None and (type(out) is not np.ndarray
-                            or not plain_out(a, <cnp.ndarray>out)):
-        return None
-    code = order_code(order)
-    if code < 0:
-        return None
-    return triangle(a, out, k, upper, <Order>code)
 
 
 def band(cnp.ndarray src not None, cnp.ndarray dst, object lo, object hi,
@@ -354,19 +297,25 @@ def mirror(cnp.ndarray src not None, cnp.ndarray dst, bint upper,
     Preconditions, checked by the caller: square matrices; dst as ``band``'s.
     In place, only the other triangle is written, from the kept one.
     """
+    return mirror_of(src, dst, upper, xor_bytes(xor, cnp.PyArray_ITEMSIZE(src)),
+                     <Order>order_code(order))
+
+
+cdef cnp.ndarray mirror_of(cnp.ndarray src, cnp.ndarray dst, bint upper,
+                           const char *xor, Order order):
+    """mirror, its arguments checked."""
     cdef int nd = matrix_dims(src)
     cdef Py_ssize_t n = cnp.PyArray_DIMS(src)[nd - 1]
     cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
-    cdef const char *x = xor_bytes(xor, cnp.PyArray_ITEMSIZE(src))
     cdef Order o
     if dst is None:            # every byte written: never zero pages
-        o = resolve(src, <Order>order_code(order))
+        o = resolve(src, order)
         result_strides(src, o, cnp.PyArray_ITEMSIZE(src), strides)
         dst = new_result(src, allocation(src, strides, o, 0, n, False), o, strides)
     band_of(src, dst, 0 if upper else -n, n if upper else 0, None, TRIU_ORDER,
             False)
-    band_of(src.swapaxes(-1, -2), dst, -n if upper else 1, -1 if upper else n,
-            None, TRIU_ORDER, False, x)
+    band_of(cnp.PyArray_SwapAxes(src, nd - 1, nd - 2), dst, -n if upper else 1,
+            -1 if upper else n, None, TRIU_ORDER, False, xor)
     return dst
 
 
@@ -412,6 +361,12 @@ cdef cnp.ndarray fresh(cnp.dtype descr, int nd, const cnp.npy_intp *dims,
     cdef int d
     cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
     cdef cnp.ndarray like
+    if (cnp.PyArray_MultiplyList(<cnp.npy_intp *>dims, nd) * descr.itemsize
+            < ZERO_PAGES_MIN):  # numpy's malloc (allocation's first rule)
+        how[0] = MALLOC
+        Py_INCREF(descr)       # (stolen)
+        return PyArray_NewFromDescr(&PyArray_Type, <void *>descr, nd,
+                                    <cnp.npy_intp *>dims, NULL, NULL, 0, NULL)
     # the result's shape and dtype, all allocation and new_result read
     for d in range(nd):
         strides[d] = 0
@@ -435,7 +390,8 @@ cdef cnp.ndarray packed_of(cnp.ndarray mat, cnp.ndarray vec, Packed packed,
     cdef Plan p
     cdef char pattern[PATTERN_BYTES]
     cdef Py_ssize_t offsets[OFFSETS_MAX]
-    set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(vec), pattern)
+    set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(vec), pattern,
+             cnp.PyArray_NBYTES(mat))
     if b < a:
         b = a - 1
     p.job.packed = packed
@@ -527,11 +483,18 @@ def unpack(cnp.ndarray src not None, cnp.ndarray dst, object lo, object hi,
     src.shape[:-1] + (rows, cols), allocated as a band's (zero pages where
     they pay). Preconditions: as ``pack``'s, src and dst swapped; square
     matrices with `mirror`."""
+    return unpack_of(src, dst, lo, hi, fill, rows, cols, columns, mirror,
+                     xor_bytes(xor, cnp.PyArray_ITEMSIZE(src)))
+
+
+cdef cnp.ndarray unpack_of(cnp.ndarray src, cnp.ndarray dst, object lo, object hi,
+                           object fill, Py_ssize_t rows, Py_ssize_t cols,
+                           bint columns, bint mirror, const char *xor):
+    """unpack, its arguments checked."""
     cdef int d, nd = cnp.PyArray_NDIM(src) + 1
     cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
     cdef Py_ssize_t a, b
     cdef Allocation how = MALLOC
-    cdef const char *x = xor_bytes(xor, cnp.PyArray_ITEMSIZE(src))
     if dst is not None:
         nd = matrix_dims(dst)
         rows = cnp.PyArray_DIMS(dst)[nd - 2]
@@ -545,7 +508,7 @@ def unpack(cnp.ndarray src not None, cnp.ndarray dst, object lo, object hi,
         # (a mirrored band fills most of the rest: never zero pages)
         dst = fresh(src.descr, nd, dims, a, b, fill is None and not mirror, &how)
     return packed_of(dst, src, UNPACK, a, b, fill, columns,
-                     how == MALLOC or how == RECYCLED, mirror, x)
+                     how == MALLOC or how == RECYCLED, mirror, xor)
 
 
 def band_count(Py_ssize_t rows, Py_ssize_t cols, object lo, object hi):
@@ -570,7 +533,8 @@ cdef dict describe(cnp.ndarray src, cnp.ndarray out, Py_ssize_t a, Py_ssize_t b,
     cdef dict info = {}
     cdef Py_ssize_t *e = p.job.edge
     cdef bint lead_kept
-    set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(src), pattern)
+    set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(src), pattern,
+             cnp.PyArray_NBYTES(src))
     prepare(&p, src, out, a, b, order)
     if p.fresh:
         info["allocation"] = _ALLOCATIONS[p.how]
@@ -598,10 +562,10 @@ def explain(cnp.ndarray src not None, object k, bint upper, cnp.ndarray out=None
     and uniform matrices merged; lead and trail: the edges of triu's kept and
     crossed runs, or of tril's filled and crossed ones), the threads,
     streaming, and for a fresh result its strides and the allocation it
-    would get now. Nothing is allocated, written or kept."""
-    cdef Py_ssize_t a, b
-    triangle_band(src, k, upper, &a, &b)
-    return describe(src, out, a, b, None, <Order>order_code(order))
+    would get now. Nothing is allocated, written or kept. triu(k) is the
+    band (k, None), tril(k) (None, k)."""
+    return explain_band(src, k if upper else None, None if upper else k, out, None,
+                        order)
 
 
 def explain_band(cnp.ndarray src not None, object lo, object hi,
@@ -618,3 +582,4 @@ def explain_band(cnp.ndarray src not None, object lo, object hi,
 
 include "_banded.pxi"
 include "_indices.pxi"
+include "_doors.pxi"

@@ -7,6 +7,7 @@ cdef extern from "_recycle.h":
     bint trilu_spare_fits(size_t size) nogil
     object trilu_recycler_capsule(int hugepages)
     object trilu_zero_pages_capsule()
+    object trilu_aligned_capsule()
 
 
 # The memory handler of large results: None where recycling is not built, or
@@ -18,6 +19,19 @@ cdef object _zero_pages = None
 if os.environ.get("TRILU_RECYCLE", "").strip() != "0":
     _recycler = trilu_recycler_capsule(_private.numpy_hugepages())
     _zero_pages = trilu_zero_pages_capsule()
+# Numpy's memory handler while a call runs whose results go to a library that
+# takes only 64-byte aligned memory in place (JAX: XLA's CPU client copies any
+# other): malloc's blocks, aligned (_recycle.h). Results from trilu's other
+# handlers are aligned already; this one serves the rest.
+ALIGNED = trilu_aligned_capsule()
+
+
+def use_handler(object handler):
+    """Make handler numpy's memory handler in the current context (numpy keeps
+    it in a context variable); return the one it replaces."""
+    return PyDataMem_SetHandler(handler)
+
+
 # The OS's page size, for the pages a result's kept part touches (Windows: 4 KiB).
 cdef Py_ssize_t _page = 4096
 if hasattr(os, "sysconf"):
@@ -69,9 +83,14 @@ cdef int order_code(object order) except -2:
 
 cdef Order resolve(cnp.ndarray src, Order order) noexcept:
     """order as numpy resolves it for src: "A" to "C" or "F", and "K" to "C"
-    or "F" where src is contiguous so (PyArray_NewLikeArray)."""
+    or "F" where src is contiguous so (PyArray_NewLikeArray); numpy.triu's
+    own to "C" for a C-contiguous src with elements, whose axes
+    result_strides ranks in C order (an empty one's ranked strides are not C
+    order's, and numpy 1 keeps them as given)."""
     cdef bint c = cnp.PyArray_IS_C_CONTIGUOUS(src)
     cdef bint f = cnp.PyArray_IS_F_CONTIGUOUS(src)
+    if order == TRIU_ORDER and c and cnp.PyArray_SIZE(src) > 0:
+        return C_ORDER
     if order == ANY_ORDER:
         return F_ORDER if f and not c else C_ORDER
     if order == KEEP_ORDER and (c or cnp.PyArray_NDIM(src) <= 1):
@@ -128,8 +147,8 @@ cdef void result_strides(cnp.ndarray src, Order order, Py_ssize_t w,
                 a1 = fast[i1]
                 if order == KEEP_ORDER:
                     # a1 is C-ahead of a0 (a1 > a0) unless they moved
-                    if abs(st[a0]) < abs(st[a1]) or (
-                            abs(st[a0]) == abs(st[a1]) and a0 > a1):
+                    if magnitude(st[a0]) < magnitude(st[a1]) or (
+                            magnitude(st[a0]) == magnitude(st[a1]) and a0 > a1):
                         pos = i1
                         continue
                     break
@@ -139,7 +158,7 @@ cdef void result_strides(cnp.ndarray src, Order order, Py_ssize_t w,
                     s0 = iter_stride(src, op, a0)
                     s1 = iter_stride(src, op, a1)
                     if s0 != 0 and s1 != 0:
-                        if abs(s1) <= abs(s0):
+                        if magnitude(s1) <= magnitude(s0):
                             swap = False
                         elif ambiguous:
                             swap = True
@@ -179,7 +198,7 @@ cdef bint mostly_filled(cnp.ndarray src, const cnp.npy_intp *strides,
     cdef Py_ssize_t size = cnp.PyArray_NBYTES(src), w = cnp.PyArray_ITEMSIZE(src)
     cdef Py_ssize_t nb, kept, kept_rows, touched = 0
     cdef Py_ssize_t edge[RUNS + 1]
-    if abs(strides[nd - 2]) < abs(strides[nd - 1]):
+    if magnitude(strides[nd - 2]) < magnitude(strides[nd - 1]):
         rows, cols, a, b = cols, rows, -b, -a  # rows in memory: columns
     nb = cnp.PyArray_SIZE(src) // (rows * cols)
     kept = kept_in(a, b, rows, cols) * w

@@ -34,7 +34,10 @@ from . import _api, _dispatch, _indices, _private
 _ndarray = np.ndarray
 
 
-@functools.wraps(_api.triu)
+# Each wrapper takes its function's name, docstring and signature, not the
+# attributes a door (_kernel.door) holds for torch.compile: this wrapper's
+# body is what it traces.
+@functools.wraps(_api.triu, updated=())
 def _triu(
     m: Any, k: Any = 0, *, fill: Any = None, order: Any = None, out: Any = None
 ) -> Any:
@@ -43,7 +46,7 @@ def _triu(
     return _api.triu(m, k, fill=fill, order=order, out=out)
 
 
-@functools.wraps(_api.tril)
+@functools.wraps(_api.tril, updated=())
 def _tril(
     m: Any, k: Any = 0, *, fill: Any = None, order: Any = None, out: Any = None
 ) -> Any:
@@ -52,7 +55,7 @@ def _tril(
     return _api.tril(m, k, fill=fill, order=order, out=out)
 
 
-@functools.wraps(_indices.tri)
+@functools.wraps(_indices.tri, updated=())
 def _tri(
     N: Any, M: Any = None, k: Any = 0, dtype: Any = float, *, like: Any = None
 ) -> Any:

@@ -23,7 +23,16 @@ if TYPE_CHECKING:
     from numpy._typing import _ArrayLike
     from numpy.typing import ArrayLike, NDArray
 
-    from ._typing import AnyArray, ArrayT, Mirror, ScalarT
+    from ._typing import (
+        AnyArray,
+        ArrayT,
+        DaskArray,
+        DaskArrayT,
+        Foreign,
+        ForeignT,
+        Mirror,
+        ScalarT,
+    )
 
 _ndarray = np.ndarray
 
@@ -52,14 +61,14 @@ def packed_shape(
 
 def _out(
     out: Any, shape: tuple[int, ...], dtype: np.dtype, src: np.ndarray
-) -> np.ndarray:
-    """Check out; return src as the kernel must read it: in out's byte order,
-    and copied first where out shares its memory."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Check out; return src as the kernel must read it (in out's byte order,
+    and copied first where out shares its memory), and out, checked."""
     _validate.out(out, shape, dtype)
     overlap = _kernel.check_out(src, out)
     if out.dtype != src.dtype:
-        return _route.recast(src, out.dtype)
-    return src.copy() if overlap else src
+        return _route.recast(src, out.dtype), out
+    return (src.copy() if overlap else src), out
 
 
 def _indices(
@@ -73,6 +82,26 @@ def _indices(
     return _kernel.triangle_indices(rows, cols, k, upper)
 
 
+# The public functions' types follow triu's (_api): another library's array
+# gives its own kind first.
+@overload
+def pack(
+    m: DaskArrayT,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    order: Literal["C", "F"] = "C",
+    out: None = None,
+) -> DaskArrayT: ...
+@overload
+def pack(
+    m: ForeignT,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    order: Literal["C", "F"] = "C",
+    out: ForeignT | None = None,
+) -> ForeignT: ...
 @overload
 def pack(
     m: ArrayLike,
@@ -100,13 +129,14 @@ def pack(
     order: Literal["C", "F"] = "C",
     out: None = None,
 ) -> NDArray[Any]: ...
+@_kernel.door
 def pack(
-    m: ArrayLike,
+    m: ArrayLike | DaskArray | Foreign,
     k: SupportsIndex = 0,
     *,
     upper: bool | np.bool_ = True,
     order: Literal["C", "F"] = "C",
-    out: NDArray[Any] | None = None,
+    out: NDArray[Any] | Foreign | None = None,
 ) -> AnyArray:
     """The kept triangle of each matrix as a vector: ``m[..., r, c]`` with
     ``r, c = np.triu_indices(N, k, M)`` (or ``tril_indices``), bit for bit,
@@ -120,7 +150,8 @@ def pack(
     Parameters
     ----------
     m : array_like
-        Matrices, shape ``(..., N, M)``, of any dtype.
+        Matrices, shape ``(..., N, M)``, of any dtype. A dask array gives a
+        lazy dask array, a chunk of the packed axis per block of rows.
     k : int, optional
         The diagonal offset, as in :func:`triu` and :func:`tril`.
     upper : bool, optional
@@ -143,8 +174,8 @@ def pack(
     Raises
     ------
     TypeError
-        If `m` is a dask array, `k` is not an integer, or `out` is not a
-        numpy array of `m`'s dtype.
+        If `k` is not an integer, or `out` is not a numpy array of `m`'s
+        dtype, or is given with a non-numpy `m`.
     ValueError
         If `m` has fewer than 2 dimensions, `order` is not "C" or "F", or
         `out` has another shape.
@@ -181,11 +212,12 @@ def pack(
     columns = _validate.packed_order(order)
     if type(m) is not _ndarray:
         kwargs = {"upper": upper, "order": order}
-        return _dispatch.call(pack, m, (k,), kwargs, out)
+        lazy = ("pack", (k, upper), {"order": order})
+        return _dispatch.call(pack, m, (k,), kwargs, out, lazy=lazy)
     lo, hi = band_of(k, upper)
     shape = packed_shape(m.shape, lo, hi)
     if out is not None:
-        m = _out(out, shape, m.dtype, m)
+        m, out = _out(out, shape, m.dtype, m)
     if m.dtype.hasobject:  # references: numpy's indexing copies them
         rows, cols = m.shape[-2:]
         r, c = _indices(rows, cols, k, upper, columns)
@@ -204,23 +236,13 @@ def _rows(count: int, lo: int | None, hi: int | None, k: int, upper: bool) -> in
     def kept(n: int) -> int:
         return int(_kernel.band_count(n, n, lo, hi))
 
-    # kept(n) >= n(n+1)/2 once n passes the diagonals the band leaves out, of
-    # which there are k (upper) or -k (lower); n past 2**31 has more elements
-    # than an array can
-    skipped = max(k, 0) if upper else max(-k, 0)
-    low, high = 0, math.isqrt(2 * count) + min(skipped, 1 << 31) + 2
-    while low < high:  # the smallest n that keeps count or more (kept grows with n)
-        mid = (low + high) // 2
-        if kept(mid) < count:
-            low = mid + 1
-        else:
-            high = mid
+    low = _kernel.square_side(count, k, upper)  # the smallest that keeps count or more
     side = "upper" if upper else "lower"
     if kept(low) != count:
         near = (
             f"n={low - 1} has {kept(low - 1)}, n={low} has {kept(low)}"
             if kept(low) > count
-            else f"the largest within reach, n={high}, has {kept(high)}"
+            else f"the largest within reach, n={low}, has {kept(low)}"
         )
         raise ValueError(
             f"v's last axis has {count} elements, but no square matrix's {side} "
@@ -293,6 +315,32 @@ def unpacked_shape(
 
 @overload
 def unpack(
+    v: DaskArrayT,
+    n: SupportsIndex | None = None,
+    m: SupportsIndex | None = None,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    order: Literal["C", "F"] = "C",
+    fill: object = None,
+    mirror: Mirror = False,
+    out: None = None,
+) -> DaskArrayT: ...
+@overload
+def unpack(
+    v: ForeignT,
+    n: SupportsIndex | None = None,
+    m: SupportsIndex | None = None,
+    k: SupportsIndex = 0,
+    *,
+    upper: bool | np.bool_ = True,
+    order: Literal["C", "F"] = "C",
+    fill: object = None,
+    mirror: Mirror = False,
+    out: ForeignT | None = None,
+) -> ForeignT: ...
+@overload
+def unpack(
     v: ArrayLike,
     n: SupportsIndex | None = None,
     m: SupportsIndex | None = None,
@@ -330,8 +378,9 @@ def unpack(
     mirror: Mirror = False,
     out: None = None,
 ) -> NDArray[Any]: ...
+@_kernel.door
 def unpack(
-    v: ArrayLike,
+    v: ArrayLike | DaskArray | Foreign,
     n: SupportsIndex | None = None,
     m: SupportsIndex | None = None,
     k: SupportsIndex = 0,
@@ -339,8 +388,8 @@ def unpack(
     upper: bool | np.bool_ = True,
     order: Literal["C", "F"] = "C",
     fill: object = None,
-    mirror: bool | np.bool_ | Literal["conj"] = False,
-    out: NDArray[Any] | None = None,
+    mirror: Mirror = False,
+    out: NDArray[Any] | Foreign | None = None,
 ) -> AnyArray:
     """Matrices from packed triangles, the inverse of :func:`pack`: each
     vector's elements go to the kept positions, row after row (or column
@@ -360,7 +409,9 @@ def unpack(
     Parameters
     ----------
     v : array_like
-        Packed vectors along the last axis, shape ``(..., P)``, any dtype.
+        Packed vectors along the last axis, shape ``(..., P)``, any dtype. A
+        dask array gives a lazy dask array, its rows' blocks ending where the
+        chunks of the packed axis do.
     n : int, optional
         The rows of each matrix. Omitted, the matrices are square, of the
         one n whose triangle keeps P elements (``k=1`` is
@@ -394,9 +445,9 @@ def unpack(
     Raises
     ------
     TypeError
-        If `v` is a dask array, `n`, `m` or `k` is not an integer, `fill` is
-        not of `v`'s kind, ``mirror="conj"`` meets a dtype without a
-        conjugate, or `out` is not a numpy array of `v`'s dtype.
+        If `n`, `m` or `k` is not an integer, `fill` is not of `v`'s kind,
+        ``mirror="conj"`` meets a dtype without a conjugate, or `out` is not
+        a numpy array of `v`'s dtype, or is given with a non-numpy `v`.
     OverflowError
         If an integer `fill` is out of the dtype's range.
     ValueError
@@ -436,19 +487,16 @@ def unpack(
     m = None if m is None else _size(m, "m")
     if type(v) is not _ndarray:
         kwargs = {"upper": upper, "order": order, "fill": fill, "mirror": mirror}
-        return _dispatch.call(unpack, v, (n, m, k), kwargs, out)
-    if conj:
-        _validate.conjugable(v.dtype, "mirror='conj'")
+        lazy = ("unpack", (n, m, k, upper, fill), {"order": order, "mirror": mirror})
+        return _dispatch.call(unpack, v, (n, m, k), kwargs, out, lazy=lazy)
     lo, hi = band_of(k, upper)
     shape = unpacked_shape(v.shape, v.dtype, n, m, k, upper)
     rows, cols = shape[-2:]
-    if mirrored and rows != cols:
-        raise ValueError(
-            f"unpack with mirror needs square matrices, got {rows} x {cols}"
-        )
+    if mirrored:
+        mirrorable(rows, cols, v.dtype, conj)
     value = _validate.fill(fill, v.dtype) if fill is not None else None
     if out is not None:
-        v = _out(out, shape, v.dtype, v)
+        v, out = _out(out, shape, v.dtype, v)
     if v.dtype.hasobject:
         return _unpack_references(
             v, shape, k, upper, columns, value, mirrored, conj, out
@@ -458,6 +506,17 @@ def unpack(
     data = data if data and any(data) else None  # zeros: fresh zero pages hold them
     xor = _route.conj_bits(dtype) if conj else None
     return _kernel.unpack(v, out, lo, hi, data, rows, cols, columns, mirrored, xor)
+
+
+def mirrorable(rows: int, cols: int, dtype: np.dtype, conj: bool) -> None:
+    """Raise unless unpack can mirror rows x cols matrices of dtype (conj:
+    conjugated)."""
+    if conj:
+        _validate.conjugable(dtype, "mirror='conj'")
+    if rows != cols:
+        raise ValueError(
+            f"unpack with mirror needs square matrices, got {rows} x {cols}"
+        )
 
 
 def _unpack_references(

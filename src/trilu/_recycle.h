@@ -1,14 +1,18 @@
-/* A numpy memory handler that recycles the memory of large results (Linux).
- * Which results come here, and why, is the rule of docs/user_guide/memory.rst,
- * written there once.
+/* trilu's numpy memory handlers. Which results come to each, and why, is the
+ * rule of docs/user_guide/memory.rst, written there once.
  *
- * Its free keeps the last two blocks freed (two: results made in pairs, as
- * triu_indices' rows and columns) for the next results of the same sizes, so
- * that their pages need not be faulted and zeroed by the OS again. A block of
- * TRILU_LAZYFREE_MIN or more is first given to madvise(MADV_FREE), so that
- * the OS may take its pages back when it needs memory; a smaller one is held
- * as glibc holds freed heap below its trim threshold. Everything else goes to
- * malloc, with numpy's advice to use huge pages.
+ * Every block they give is 64-byte aligned (trilu_aligned below): XLA's CPU
+ * client takes a buffer in place only so aligned, and copies any other,
+ * where malloc aligns to 16.
+ *
+ * The recycling handler (Linux): its free keeps the last two blocks freed
+ * (two: results made in pairs, as triu_indices' rows and columns) for the
+ * next results of the same sizes, so that their pages need not be faulted
+ * and zeroed by the OS again. A block of TRILU_LAZYFREE_MIN or more is first
+ * given to madvise(MADV_FREE), so that the OS may take its pages back when
+ * it needs memory; a smaller one is held as glibc holds freed heap below its
+ * trim threshold. Everything else goes to malloc, with numpy's advice to use
+ * huge pages.
  */
 #ifndef TRILU_RECYCLE_H
 #define TRILU_RECYCLE_H
@@ -29,6 +33,104 @@
 #else
 #define TRILU_RECYCLE 0
 #endif
+
+/* 64-byte aligned blocks, on every platform: malloc's, TRILU_ALIGN bytes
+ * longer, shifted up to the next multiple of TRILU_ALIGN; the byte before the
+ * block holds the shift (1 to TRILU_ALIGN), which free and realloc undo. */
+#define TRILU_ALIGN 64
+
+static void *trilu_align(char *p)
+{
+    size_t shift;
+    if (p == NULL)
+        return NULL;
+    shift = TRILU_ALIGN - (uintptr_t)p % TRILU_ALIGN;
+    p[shift - 1] = (char)shift;
+    return p + shift;
+}
+
+static char *trilu_unshift(void *ptr)
+{
+    return (char *)ptr - ((unsigned char *)ptr)[-1];
+}
+
+static void *trilu_aligned_malloc(size_t size)
+{
+    if (size > SIZE_MAX - TRILU_ALIGN)
+        return NULL;
+    return trilu_align((char *)malloc(size + TRILU_ALIGN));
+}
+
+static void *trilu_aligned_calloc(size_t nelem, size_t elsize)
+{
+    if (elsize != 0 && nelem > (SIZE_MAX - TRILU_ALIGN) / elsize)
+        return NULL;
+    return trilu_align((char *)calloc(1, nelem * elsize + TRILU_ALIGN));
+}
+
+static void *trilu_aligned_realloc(void *ptr, size_t size)
+{
+    char *p;
+    size_t shift, moved;
+    if (ptr == NULL)
+        return trilu_aligned_malloc(size);
+    if (size > SIZE_MAX - TRILU_ALIGN)
+        return NULL;
+    shift = ((unsigned char *)ptr)[-1];
+    p = (char *)realloc(trilu_unshift(ptr), size + TRILU_ALIGN);
+    if (p == NULL)
+        return NULL;
+    moved = TRILU_ALIGN - (uintptr_t)p % TRILU_ALIGN;
+    if (moved != shift)        /* realloc kept the bytes, not their alignment */
+        memmove(p + moved, p + shift, size);
+    p[moved - 1] = (char)moved;
+    return p + moved;
+}
+
+static void trilu_aligned_free(void *ptr)
+{
+    if (ptr != NULL)
+        free(trilu_unshift(ptr));
+}
+
+static void *trilu_aligned_malloc_ctx(void *ctx, size_t size)
+{
+    (void)ctx;
+    return trilu_aligned_malloc(size);
+}
+
+static void *trilu_aligned_calloc_ctx(void *ctx, size_t nelem, size_t elsize)
+{
+    (void)ctx;
+    return trilu_aligned_calloc(nelem, elsize);
+}
+
+static void *trilu_aligned_realloc_ctx(void *ctx, void *ptr, size_t size)
+{
+    (void)ctx;
+    return trilu_aligned_realloc(ptr, size);
+}
+
+static void trilu_aligned_free_ctx(void *ctx, void *ptr, size_t size)
+{
+    (void)ctx;
+    (void)size;
+    trilu_aligned_free(ptr);
+}
+
+/* The handler of results handed to a library that takes only aligned memory
+ * in place (while its call runs), where trilu's others do not serve them. */
+static PyDataMem_Handler trilu_aligned = {
+    "trilu_aligned",
+    1,
+    {NULL, trilu_aligned_malloc_ctx, trilu_aligned_calloc_ctx,
+     trilu_aligned_realloc_ctx, trilu_aligned_free_ctx},
+};
+
+static PyObject *trilu_aligned_capsule(void)
+{
+    return PyCapsule_New(&trilu_aligned, "mem_handler", NULL);
+}
 
 #define TRILU_RECYCLE_MIN ((size_t)4 << 20)    /* smaller: malloc's heap reuses it warm */
 #define TRILU_RECYCLE_MAX ((size_t)256 << 20)  /* bounds the memory held idle */
@@ -111,7 +213,7 @@ static void *trilu_malloc(void *ctx, size_t size)
     trilu_spare_unlock();
     if (p != NULL)
         return p;
-    p = malloc(size);
+    p = trilu_aligned_malloc(size);
     if (p != NULL)
         trilu_advise_hugepages(p, size);
     return p;
@@ -119,7 +221,7 @@ static void *trilu_malloc(void *ctx, size_t size)
 
 static void *trilu_calloc(void *ctx, size_t nelem, size_t elsize)
 {
-    void *p = calloc(nelem, elsize);
+    void *p = trilu_aligned_calloc(nelem, elsize);
     (void)ctx;
     if (p != NULL)
         trilu_advise_hugepages(p, nelem * elsize);
@@ -128,7 +230,7 @@ static void *trilu_calloc(void *ctx, size_t nelem, size_t elsize)
 
 static void *trilu_realloc(void *ctx, void *ptr, size_t size)
 {
-    void *p = realloc(ptr, size);
+    void *p = trilu_aligned_realloc(ptr, size);
     (void)ctx;
     if (p != NULL)
         trilu_advise_hugepages(p, size);
@@ -146,7 +248,7 @@ static void trilu_free(void *ctx, void *ptr, size_t size)
     if (ptr == NULL || size < TRILU_RECYCLE_MIN || size > TRILU_RECYCLE_MAX
             || (size >= TRILU_LAZYFREE_MIN
                 && madvise((void *)start, stop - start, MADV_FREE) != 0)) {
-        free(ptr);
+        trilu_aligned_free(ptr);
         return;
     }
     trilu_spare_lock();
@@ -157,7 +259,7 @@ static void trilu_free(void *ctx, void *ptr, size_t size)
     trilu_spare.size[t] = size;
     trilu_spare.next = 1 - t;
     trilu_spare_unlock();
-    free(old);
+    trilu_aligned_free(old);
 }
 
 static PyDataMem_Handler trilu_recycler = {
@@ -174,8 +276,8 @@ static PyDataMem_Handler trilu_recycler = {
  * it, calloc memsets heap memory.) The pages are small even where transparent
  * huge pages are always on: a huge page would be zeroed whole at the first
  * kept byte written. The mapping's size is kept in a header before the block;
- * 0 there marks a block from calloc, where mmap failed (a process may hold
- * only so many mappings: vm.max_map_count). */
+ * 0 there marks a block from trilu_aligned_calloc, where mmap failed (a
+ * process may hold only so many mappings: vm.max_map_count). */
 #define TRILU_MAP_HEADER 64    /* keeps the block 64-byte aligned */
 
 static void *trilu_map(size_t size)
@@ -187,7 +289,7 @@ static void *trilu_map(size_t size)
     p = (char *)mmap(NULL, mapped, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
-        p = (char *)calloc(1, mapped);
+        p = (char *)trilu_aligned_calloc(1, mapped);
         mapped = 0;
         if (p == NULL)
             return NULL;
@@ -230,7 +332,7 @@ static void *trilu_map_realloc(void *ctx, void *ptr, size_t size)
         return NULL;
     p = (char *)ptr - TRILU_MAP_HEADER;
     if (trilu_mapped(p) == 0) {        /* from calloc: the header stays 0 */
-        q = (char *)realloc(p, mapped);
+        q = (char *)trilu_aligned_realloc(p, mapped);
         return q != NULL ? q + TRILU_MAP_HEADER : NULL;
     }
     q = (char *)mremap(p, trilu_mapped(p), mapped, MREMAP_MAYMOVE);
@@ -248,7 +350,7 @@ static void trilu_map_free(void *ctx, void *ptr, size_t size)
     if (ptr == NULL)
         return;
     if (trilu_mapped(p) == 0)
-        free(p);
+        trilu_aligned_free(p);
     else
         munmap(p, trilu_mapped(p));
 }

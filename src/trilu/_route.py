@@ -54,6 +54,23 @@ def _fill_bytes(fill: np.ndarray | None, dtype: np.dtype) -> bytes | None:
     return data if any(data) else None
 
 
+def _fill(fill: Any, dtype: np.dtype, zero: Any) -> np.ndarray:
+    """``_validate.fill``; the bytes remembered for the kernel's doors
+    (``_kernel.remembers``) where numpy's conversion raises no floating-point
+    error, as ``np.errstate(all="raise")`` finds: then they are the same under
+    any errstate, and no warning is owed. Otherwise the conversion runs again
+    under the caller's errstate, which gives numpy's own warning or error."""
+    if not _kernel.remembers(dtype, fill):
+        return _validate.fill(fill, dtype, zero)
+    try:
+        with np.errstate(all="raise"):
+            value = _validate.fill(fill, dtype)
+    except FloatingPointError:
+        return _validate.fill(fill, dtype)
+    _kernel.remember_fill(dtype, fill, _validate.fill_bytes(value, dtype))
+    return value
+
+
 def matrices(m: np.ndarray, onnx: bool) -> np.ndarray:
     """m as a batch of matrices: a 1-D m is the rows of an n x n matrix
     (numpy), refused by ONNX."""
@@ -85,7 +102,7 @@ def band(
         _validate.out(out, m.shape, rdtype)
     value = None
     if fill is not None or (onnx and dtype.kind == "O"):
-        value = _validate.fill(fill, rdtype, "" if onnx else None)
+        value = _fill(fill, rdtype, "" if onnx else None)
     overlap = out is not None and _kernel.check_out(m, out)
     if dtype.hasobject:
         if value is None:  # numpy's zero: int 0 in object fields

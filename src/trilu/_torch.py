@@ -163,12 +163,13 @@ def call(
             f"{name}(out=) is not differentiable nor traceable: "
             "call it without out= under autograd and torch.compile"
         )
-    if function not in _FUNCTIONS:
+    op = _OPS.get(name)
+    if op is None:
         raise TypeError(
             f"{name} has no gradient and no torch.compile operation: call it on "
             "a tensor that needs no grad (detach it), outside torch.compile"
         )
-    return _OPS[function](x, *args, **kwargs)
+    return op(x, *args, **kwargs)
 
 
 # --- the registered operations -----------------------------------------------------
@@ -308,4 +309,6 @@ def _call_op(op: Any, function: Callable[..., Any]) -> Callable[..., Tensor]:
     return run
 
 
-_OPS = {function: _call_op(_register(function), function) for function in _FUNCTIONS}
+# by name: under torch.compile a public function is traced as its kernel door's
+# wrapper (_kernel.door), which dynamo cannot hash
+_OPS = {f.__name__: _call_op(_register(f), f) for f in _FUNCTIONS}

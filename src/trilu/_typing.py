@@ -37,9 +37,9 @@ class HasShapeAndNDim(Protocol):
 
 
 # Other libraries' arrays come back as their own kind: for each, a protocol
-# its arrays meet (written here, so that checking a user's code needs neither
-# that library nor its types) and, in each function that takes them, a first
-# overload from it to itself. dask's is below; torch's and JAX's join here.
+# its arrays meet and numpy's do not (written here, so that checking a user's
+# code needs neither that library nor its types) and, in each function that
+# takes them, a first overload from it to itself.
 
 
 class DaskArray(Protocol):
@@ -54,6 +54,24 @@ class DaskArray(Protocol):
 DaskArrayT = TypeVar("DaskArrayT", bound=DaskArray)
 
 
+class Tensor(Protocol):
+    """A PyTorch tensor (``torch.Tensor``)."""
+
+    def data_ptr(self) -> int: ...
+
+
+class JaxArray(Protocol):
+    """A JAX array (``jax.Array``)."""
+
+    def unsafe_buffer_pointer(self) -> int: ...
+
+
+# PyTorch's and JAX's arrays, each given back as itself (out= too: JAX's are
+# refused there when the call runs, as immutable)
+Foreign: TypeAlias = Tensor | JaxArray
+ForeignT = TypeVar("ForeignT", bound=Foreign)
+
+
 class SupportsDLPack(Protocol):
     """Another library's array that speaks DLPack (a PyTorch tensor, a JAX
     array): trilu's functions give an array of its own library."""
@@ -63,5 +81,5 @@ class SupportsDLPack(Protocol):
 
 # what a public function gives for any input: numpy's array or the input's kind
 AnyArray: TypeAlias = (
-    np.ndarray[Any, Any] | DaskArray | SupportsArrayFunc | SupportsDLPack
+    np.ndarray[Any, Any] | DaskArray | SupportsArrayFunc | SupportsDLPack | Foreign
 )

@@ -11,10 +11,13 @@ from typing_extensions import assert_type
 
 import trilu
 
-# Whether dask and onnx are installed: the test runs mypy with --always-true
-# or --always-false DASK (ONNX), and without the package the lines under
-# `if DASK:` (`if ONNX:`) are not checked, nor is the package imported.
+# Whether dask, torch, jax and onnx are installed: the test runs mypy with
+# --always-true or --always-false DASK (TORCH, JAX, ONNX), and without the
+# package the lines under `if DASK:` (...) are not checked, nor is the package
+# imported.
 DASK: bool
+TORCH: bool
+JAX: bool
 ONNX: bool
 
 _ScalarT = TypeVar("_ScalarT", bound=np.generic)
@@ -137,7 +140,6 @@ assert_type(trilu.attention_mask(4, align="top_left", dtype=float), _Array2D[Any
 assert_type(trilu.attention_mask(4, chunks=(2, 2)), Any)
 
 # --- other libraries' arrays: each comes back as its own kind --------------------
-# (torch and JAX arrays join here)
 
 if DASK:  # noqa: PYI002  (mypy's --always-true/--always-false)
     import dask.array as da
@@ -150,6 +152,38 @@ if DASK:  # noqa: PYI002  (mypy's --always-true/--always-false)
     assert_type(trilu.band(DA, -1, 1), da.Array)
     assert_type(trilu.mirror(DA, conj=True), da.Array)
     assert_type(trilu.trilu(DA, 1, upper=False), da.Array)
+    assert_type(trilu.pack(DA, 1, upper=False), da.Array)
+    assert_type(trilu.unpack(DA, 4, 5, fill=np.nan), da.Array)
+
+if TORCH:  # noqa: PYI002
+    import torch
+
+    T: torch.Tensor
+
+    assert_type(trilu.triu(T), torch.Tensor)
+    assert_type(trilu.tril(T, 1, fill=-np.inf, order="C"), torch.Tensor)
+    assert_type(trilu.tril(T, out=T), torch.Tensor)
+    assert_type(trilu.band(T, -1, 1), torch.Tensor)
+    assert_type(trilu.mirror(T, conj=True), torch.Tensor)
+    assert_type(trilu.trilu(T, 1, upper=False), torch.Tensor)
+    assert_type(trilu.pack(T, 1), torch.Tensor)
+    assert_type(trilu.unpack(T, upper=False), torch.Tensor)
+    assert_type(trilu.tri(3, like=T), torch.Tensor)
+    assert_type(trilu.tril(T, out=OUT_f8), npt.NDArray[np.float64])
+
+if JAX:  # noqa: PYI002
+    import jax
+
+    J: jax.Array
+
+    assert_type(trilu.triu(J), jax.Array)
+    assert_type(trilu.tril(J, -1, fill=-np.inf), jax.Array)
+    assert_type(trilu.band(J, None, 2), jax.Array)
+    assert_type(trilu.mirror(J, upper=False), jax.Array)
+    assert_type(trilu.trilu(J, 0, False), jax.Array)
+    assert_type(trilu.pack(J, upper=False), jax.Array)
+    assert_type(trilu.unpack(J, 3, k=1), jax.Array)
+    assert_type(trilu.tri(3, 4, dtype=np.float32, like=J), jax.Array)
 
 # --- the rest of the API -----------------------------------------------------------
 

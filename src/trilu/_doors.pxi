@@ -1,0 +1,693 @@
+# --- the public functions' common calls (included last by _kernel.pyx) ----------------
+#
+# Each public function is one of these doors (``door``, the Python layer's
+# decorator): a call of the common kind, an exact numpy array of plain bytes
+# and int arguments, is checked and run here; any other goes to the Python
+# function the door wraps (its __wrapped__), which holds every rule and every
+# message. A door answers only calls that the Python function would hand to
+# the same kernel function with the same arguments: it adds no rule.
+# Why in C: CPython (3.11 on) never specializes a call of a function with
+# keyword-only parameters (each call binds them the generic way, looking
+# every default up by name, and builds a frame); a door's arguments are
+# parsed by Cython, and the door calls the kernel's C functions directly.
+# Each door's defaults are its Python function's.
+
+import functools
+
+from cpython.float cimport PyFloat_AS_DOUBLE
+from libc.math cimport sqrt
+
+cdef enum:
+    # The index family and tri's doors take results of at most this many
+    # elements, each side within it too: numpy's mask of as many bools fits
+    # any machine, so the Python layer takes the kernel for them as well;
+    # beside a larger result its cost is small. unpack's door, the same.
+    SMALL_SIZE = 1 << 20
+    # Distinct fills (and dtypes) the doors remember: a program uses a few
+    # (-inf, nan, 1); one that passes many (a loop over values) empties the
+    # memory rather than grow it.
+    FILLS_MAX = 256
+
+
+cdef dict _wrapped = {}        # a door's name -> the Python function it wraps
+# An argument not given: each door takes every call (extra arguments in
+# *args and **kwargs, none required), so that a call which binds badly
+# reaches the Python function as it was made, and gets its error.
+cdef object MISSING = object()
+
+
+def door(function):
+    """The door of the public function named as ``function``, a decorator:
+    the door takes function's name, docstring and signature
+    (``__wrapped__``), and hands it every call it does not answer."""
+    cdef object d = _DOORS[function.__name__]
+    _wrapped[function.__name__] = function
+    functools.update_wrapper(d, function)
+    # torch.compile traces, in place of a callable it cannot, the
+    # __original_fn of one whose __script_if_tracing_wrapper is true (as
+    # torch.jit's wrappers have them): the door is C to it, function is not
+    d.__dict__.update(__script_if_tracing_wrapper=True, __original_fn=function)
+    return d
+
+
+cdef object wrapped(str name, tuple positional, tuple args, dict kwargs,
+                    dict named):
+    """The answer of the Python function `name` to the call as it was made:
+    its positional parameters given (up to the first MISSING), args, and the
+    keywords given (named ones, then kwargs)."""
+    cdef list passed = []
+    cdef object value
+    for value in positional:
+        if value is MISSING:
+            break
+        passed.append(value)
+    cdef dict keywords = {key: value for key, value in named.items()
+                          if value is not MISSING}
+    keywords.update(kwargs)
+    return _wrapped[name](*passed, *args, **keywords)
+
+
+cdef list with_keywords(tuple names, list given, dict kwargs):
+    """given, the positional parameters `names` as given by position
+    (MISSING: not), with kwargs' values for those not given; None where
+    kwargs holds another name or one given by position (the Python function
+    then answers)."""
+    cdef object key
+    cdef Py_ssize_t at
+    for key in kwargs:
+        if key not in names:
+            return None
+        at = names.index(key)
+        if given[at] is not MISSING:
+            return None
+        given[at] = kwargs[key]
+    return given
+
+
+cdef inline object given(object value, object default):
+    """value, or default where it was not given."""
+    return default if value is MISSING else value
+
+
+cdef bint plain(object m, int dims) noexcept:
+    """m is an exact numpy array of `dims` dimensions or more whose elements
+    the kernel moves as they are: native byte order, no fields, no
+    references, no metadata (numpy drops it from results)."""
+    cdef cnp.dtype descr
+    if type(m) is not cnp.ndarray or cnp.PyArray_NDIM(<cnp.ndarray>m) < dims:
+        return False
+    descr = (<cnp.ndarray>m).descr
+    return (cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>m)
+            and not cnp.PyDataType_HASFIELDS(descr)
+            and not cnp.PyDataType_FLAGS(descr) & NPY_ITEM_REFCOUNT
+            and descr_metadata(descr) == NULL)
+
+
+cdef bint plain_out(cnp.ndarray a, object out) noexcept:
+    """out is None, or what the Python layer accepts with no more work: an
+    exact numpy array of a's shape and dtype, writable, no zero strides, a
+    itself or apart from it."""
+    cdef int d
+    cdef OutState state
+    cdef cnp.ndarray o
+    if out is None:
+        return True
+    if type(out) is not cnp.ndarray:
+        return False
+    o = <cnp.ndarray>out
+    if (cnp.PyArray_NDIM(o) != cnp.PyArray_NDIM(a)
+            or not cnp.PyArray_EquivTypes(a.descr, o.descr)):
+        return False
+    for d in range(cnp.PyArray_NDIM(a)):
+        if cnp.PyArray_DIMS(o)[d] != cnp.PyArray_DIMS(a)[d]:
+            return False
+    state = out_state(a, o)
+    return state == APART or state == IN_PLACE
+
+
+cdef bint small_int(object x, Py_ssize_t *v) noexcept:
+    """x is an int within SMALL_SIZE either side of 0, then in v."""
+    cdef int overflow
+    cdef long long value
+    if type(x) is not int:
+        return False
+    value = PyLong_AsLongLongAndOverflow(x, &overflow)
+    if overflow or not -SMALL_SIZE <= value <= SMALL_SIZE:
+        return False
+    v[0] = <Py_ssize_t>value
+    return True
+
+
+cdef bint small_result(Py_ssize_t *rows, Py_ssize_t *cols) noexcept:
+    """rows x cols (each raised to 0, as numpy does) is SMALL_SIZE elements
+    or fewer."""
+    rows[0] = max(rows[0], 0)
+    cols[0] = max(cols[0], 0)
+    return rows[0] <= SMALL_SIZE and cols[0] <= SMALL_SIZE and (
+        rows[0] * cols[0] <= SMALL_SIZE)
+
+
+# --- fills ----------------------------------------------------------------------------
+
+# A fill's element bytes in a dtype, as the Python layer converted them (NEP
+# 50's answer) without a floating-point error: the same bytes under any
+# np.errstate, and no warning to give (numpy's numbers and bools warn of
+# nothing else; other dtypes are never remembered: numpy 2.5 deprecates an
+# int into a timedelta with no unit). By the fill's exact type (float, int,
+# bool), then dtype, then the fill itself: equal fills of one type are then
+# the same number (a NaN equals only itself, the same object; float zeros are
+# never kept, 0.0 equalling -0.0), whose bytes are the same. Looked up by
+# nesting rather than by a tuple key, which a call would have to allocate.
+cdef dict _float_fills = {}
+cdef dict _int_fills = {}
+cdef dict _bool_fills = {}
+
+
+cdef dict fills_of(object fill):
+    """The table of fill's type (by dtype, then fill); None for a fill the
+    doors do not remember."""
+    cdef type t = type(fill)
+    if t is float:
+        return _float_fills if PyFloat_AS_DOUBLE(fill) != 0 else None
+    if t is int:
+        return _int_fills
+    return _bool_fills if t is bool else None
+
+
+def remembers(cnp.dtype descr not None, object fill):
+    """Whether the doors remember fill's bytes in descr: a fill of the exact
+    type float (but a zero), int or bool, into one of numpy's numbers or
+    bool."""
+    cdef int t = descr.type_num
+    return (t <= cnp.NPY_CLONGDOUBLE or t == cnp.NPY_FLOAT16) and (
+        fills_of(fill) is not None)
+
+
+def remember_fill(cnp.dtype descr not None, object fill, bytes data not None):
+    """Remember data, fill's bytes in descr (remembers(descr, fill)), as the
+    Python layer converted it without a floating-point error."""
+    cdef dict by_dtype = fills_of(fill), by_fill
+    if len(by_dtype) >= FILLS_MAX:
+        by_dtype.clear()
+    by_fill = by_dtype.setdefault(descr, {})
+    if len(by_fill) >= FILLS_MAX:
+        by_fill.clear()
+    by_fill[fill] = data
+
+
+cdef object known_fill(cnp.dtype descr, object fill):
+    """fill's bytes in descr, as remembered; None if they are not."""
+    cdef dict by_dtype = fills_of(fill)
+    cdef object by_fill
+    if by_dtype is None:
+        return None
+    by_fill = by_dtype.get(descr)
+    return None if by_fill is None else (<dict>by_fill).get(fill)
+
+
+# --- triu, tril, band, trilu, mirror --------------------------------------------------
+
+cdef object band_door(object m, object lo, object hi, object fill, object out,
+                      object order):
+    """band (lo, hi) of m, the rest `fill`, into out or a fresh result laid
+    out as order says, for the common call: m plain with 2 or more
+    dimensions, lo and hi ints or None, fill None or remembered, out
+    plain_out, order one of numpy's or None. None for any other call."""
+    cdef cnp.ndarray a
+    cdef object data = None
+    cdef int code, nd
+    cdef Py_ssize_t rows, cols
+    if (not plain(m, 2) or (lo is not None and type(lo) is not int)
+            or (hi is not None and type(hi) is not int)):
+        return None
+    a = <cnp.ndarray>m
+    if fill is not None:
+        data = known_fill(a.descr, fill)
+        if data is None:
+            return None
+    code = order_code(order)
+    if code < 0 or not plain_out(a, out):
+        return None
+    nd = cnp.PyArray_NDIM(a)
+    rows = cnp.PyArray_DIMS(a)[nd - 2]
+    cols = cnp.PyArray_DIMS(a)[nd - 1]
+    return band_of(a, out, bound(lo, -rows, rows, cols), bound(hi, cols, rows, cols),
+                   data, <Order>code)
+
+
+cdef object triangle_door(object m, object k, bint upper, object fill,
+                          object order, object out):
+    """triu (upper) or tril's common call, as band_door; None for any other."""
+    k = given(k, 0)
+    if m is MISSING or type(k) is not int:
+        return None
+    return band_door(m, k if upper else None, None if upper else k,
+                     given(fill, None), given(out, None), given(order, None))
+
+
+def _triu(m=MISSING, k=MISSING, /, *args, fill=MISSING, order=MISSING,
+          out=MISSING, **kwargs):
+    cdef object result = None
+    cdef list p
+    if not args:
+        if not kwargs:
+            result = triangle_door(m, k, True, fill, order, out)
+        elif (p := with_keywords(("m", "k"), [m, k], kwargs)) is not None:
+            result = triangle_door(p[0], p[1], True, fill, order, out)
+    if result is None:
+        result = wrapped("triu", (m, k), args, kwargs,
+                         {"fill": fill, "order": order, "out": out})
+    return result
+
+
+def _tril(m=MISSING, k=MISSING, /, *args, fill=MISSING, order=MISSING,
+          out=MISSING, **kwargs):
+    cdef object result = None
+    cdef list p
+    if not args:
+        if not kwargs:
+            result = triangle_door(m, k, False, fill, order, out)
+        elif (p := with_keywords(("m", "k"), [m, k], kwargs)) is not None:
+            result = triangle_door(p[0], p[1], False, fill, order, out)
+    if result is None:
+        result = wrapped("tril", (m, k), args, kwargs,
+                         {"fill": fill, "order": order, "out": out})
+    return result
+
+
+cdef object band_call(object m, object lo, object hi, object fill, object order,
+                      object out):
+    """band's common call, as band_door; None for any other."""
+    if m is MISSING:
+        return None
+    return band_door(m, given(lo, None), given(hi, None), given(fill, None),
+                     given(out, None), given(order, None))
+
+
+def _band(m=MISSING, lo=MISSING, hi=MISSING, /, *args, fill=MISSING,
+          order=MISSING, out=MISSING, **kwargs):
+    cdef object result = None
+    cdef list p
+    if not args:
+        if not kwargs:
+            result = band_call(m, lo, hi, fill, order, out)
+        elif (p := with_keywords(("m", "lo", "hi"), [m, lo, hi], kwargs)) is not None:
+            result = band_call(p[0], p[1], p[2], fill, order, out)
+    if result is None:
+        result = wrapped("band", (m, lo, hi), args, kwargs,
+                         {"fill": fill, "order": order, "out": out})
+    return result
+
+
+cdef bint onnx_plain(object x) noexcept:
+    """x is an exact numpy array of a type of Trilu's type constraint that
+    numpy has: bool, the integers, float16/32/64, complex64/128 and fixed
+    strings (bfloat16 is the Python layer's to recognise)."""
+    cdef int t
+    if type(x) is not cnp.ndarray:
+        return False
+    t = (<cnp.ndarray>x).descr.type_num
+    return (cnp.NPY_BOOL <= t <= cnp.NPY_ULONGLONG or t == cnp.NPY_FLOAT16
+            or t == cnp.NPY_FLOAT or t == cnp.NPY_DOUBLE or t == cnp.NPY_CFLOAT
+            or t == cnp.NPY_CDOUBLE or t == cnp.NPY_STRING or t == cnp.NPY_UNICODE)
+
+
+cdef object trilu_door(object input, object k, object upper, object order,
+                       object out):
+    """trilu's common call (upper a bool, input of a type onnx_plain
+    knows), as band_door; None for any other."""
+    k = given(k, 0)
+    upper = given(upper, True)
+    if (type(k) is not int or not (upper is True or upper is False)
+            or not onnx_plain(input)):
+        return None
+    return band_door(input, k if upper else None, None if upper else k, None,
+                     given(out, None), given(order, None))
+
+
+def _trilu(input=MISSING, k=MISSING, upper=MISSING, /, *args, order=MISSING,
+           out=MISSING, **kwargs):
+    cdef object result = None
+    cdef list p
+    if not args:
+        if not kwargs:
+            result = trilu_door(input, k, upper, order, out)
+        elif (p := with_keywords(("input", "k", "upper"), [input, k, upper],
+                                 kwargs)) is not None:
+            result = trilu_door(p[0], p[1], p[2], order, out)
+    if result is None:
+        result = wrapped("trilu", (input, k, upper), args, kwargs,
+                         {"order": order, "out": out})
+    return result
+
+
+cdef object mirror_door(object m, object upper, object conj, object order,
+                        object out):
+    """mirror's common call: m plain and square, upper a bool, no conj, out
+    plain_out, order one of numpy's or None; None for any other."""
+    cdef cnp.ndarray a
+    cdef int nd, code = order_code(given(order, None))
+    upper = given(upper, True)
+    out = given(out, None)
+    if (not (upper is True or upper is False) or given(conj, False) is not False
+            or code < 0 or not plain(m, 2)):
+        return None
+    a = <cnp.ndarray>m
+    nd = cnp.PyArray_NDIM(a)
+    if (cnp.PyArray_DIMS(a)[nd - 1] != cnp.PyArray_DIMS(a)[nd - 2]
+            or not plain_out(a, out)):
+        return None
+    return mirror_of(a, out, upper, NULL, <Order>code)
+
+
+def _mirror(m=MISSING, /, *args, upper=MISSING, conj=MISSING, order=MISSING,
+            out=MISSING, **kwargs):
+    cdef object result = None
+    cdef list p
+    if not args:
+        if not kwargs:
+            result = mirror_door(m, upper, conj, order, out)
+        elif (p := with_keywords(("m",), [m], kwargs)) is not None:
+            result = mirror_door(p[0], upper, conj, order, out)
+    if result is None:
+        result = wrapped("mirror", (m,), args, kwargs,
+                         {"upper": upper, "conj": conj, "order": order, "out": out})
+    return result
+
+
+# --- pack, unpack ---------------------------------------------------------------------
+
+cdef cnp.ndarray vectors(cnp.ndarray m, Py_ssize_t count):
+    """An uninitialised C-order array of m's dtype, shape m.shape[:-2] +
+    (count,): numpy.empty's."""
+    cdef int d, nd = cnp.PyArray_NDIM(m) - 1
+    cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
+    cdef cnp.dtype descr = m.descr
+    for d in range(nd - 1):
+        dims[d] = cnp.PyArray_DIMS(m)[d]
+    dims[nd - 1] = count
+    Py_INCREF(descr)           # (stolen)
+    return PyArray_NewFromDescr(&PyArray_Type, <void *>descr, nd, dims, NULL, NULL,
+                                0, NULL)
+
+
+cdef int storage_order(object order) noexcept:
+    """pack's and unpack's order= as given: 1 for "F" (columns), 0 for "C"
+    or not given, -1 for any other (the Python layer's to check)."""
+    if order is MISSING:
+        return 0
+    if type(order) is str:
+        if order == "C":
+            return 0
+        if order == "F":
+            return 1
+    return -1
+
+
+cdef object pack_door(object m, object k, object upper, object order, object out):
+    """pack's common call: m plain, k an int, upper a bool, order "C" or "F",
+    no out; None for any other."""
+    cdef cnp.ndarray a
+    cdef int nd, columns = storage_order(order)
+    cdef Py_ssize_t rows, cols, lo, hi
+    k = given(k, 0)
+    upper = given(upper, True)
+    if (type(k) is not int or not (upper is True or upper is False) or columns < 0
+            or given(out, None) is not None or not plain(m, 2)):
+        return None
+    a = <cnp.ndarray>m
+    nd = cnp.PyArray_NDIM(a)
+    rows = cnp.PyArray_DIMS(a)[nd - 2]
+    cols = cnp.PyArray_DIMS(a)[nd - 1]
+    lo = bound(k if upper else None, -rows, rows, cols)
+    hi = bound(None if upper else k, cols, rows, cols)
+    return packed_of(a, vectors(a, kept_in(lo, hi, rows, cols)), PACK, lo, hi, None,
+                     columns)
+
+
+def _pack(m=MISSING, k=MISSING, /, *args, upper=MISSING, order=MISSING, out=MISSING,
+          **kwargs):
+    cdef object result = None
+    cdef list p
+    if not args:
+        if not kwargs:
+            result = pack_door(m, k, upper, order, out)
+        elif (p := with_keywords(("m", "k"), [m, k], kwargs)) is not None:
+            result = pack_door(p[0], p[1], upper, order, out)
+    if result is None:
+        result = wrapped("pack", (m, k), args, kwargs,
+                         {"upper": upper, "order": order, "out": out})
+    return result
+
+
+cdef inline Py_ssize_t triangle_kept(Py_ssize_t rows, Py_ssize_t cols,
+                                     Py_ssize_t k, bint upper) noexcept:
+    """How many elements of a rows x cols matrix triu(k) (upper) or tril(k)
+    keeps (k clamped as bound clamps it)."""
+    cdef Py_ssize_t kk = clip(k, -rows, cols)
+    return kept_in(kk, cols, rows, cols) if upper else kept_in(-rows, kk, rows, cols)
+
+
+cdef Py_ssize_t side_of(Py_ssize_t count, Py_ssize_t k, bint upper) noexcept:
+    """The smallest n whose n x n matrix keeps count elements or more of
+    triu(k) (upper) or tril(k); past the largest that can, that one."""
+    cdef unsigned long long twice = 2 * <unsigned long long>count
+    cdef Py_ssize_t low = 0, high, mid
+    # kept(n) >= n(n+1)/2 once n passes the diagonals the band leaves out, of
+    # which there are k (upper) or -k (lower); n past 2**31 has more elements
+    # than an array can
+    cdef Py_ssize_t skipped = clip(k if upper else -k, 0, 1 << 31)
+    high = <Py_ssize_t>sqrt(<double>twice)
+    while <unsigned long long>high * high > twice:
+        high -= 1
+    while <unsigned long long>(high + 1) * (high + 1) <= twice:
+        high += 1
+    high += skipped + 2
+    while low < high:          # kept grows with n
+        mid = low + (high - low) // 2
+        if triangle_kept(mid, mid, k, upper) < count:
+            low = mid + 1
+        else:
+            high = mid
+    return low
+
+
+def square_side(Py_ssize_t count, object k, bint upper):
+    """The smallest n whose n x n matrix keeps count elements or more of
+    triu(k) (upper) or tril(k); past the largest that can, that one."""
+    # k clamped where every n an array can have keeps the same
+    return side_of(count, bound(k, 0, 1 << 62, 1 << 62), upper)
+
+
+cdef object unpack_door(object v, object n, object m, object k, object upper,
+                        object order, object fill, object mirror, object out):
+    """unpack's common call: v plain, n and m sides within SMALL_SIZE, both
+    None for the one square matrix that keeps v's elements (their count
+    within SMALL_SIZE), k within it too, upper a bool, order "C" or "F", no
+    fill, no mirror, no out; None for any other."""
+    cdef cnp.ndarray a
+    cdef Py_ssize_t rows, cols = 0, kk = 0, count
+    cdef int columns = storage_order(order)
+    n = given(n, None)
+    m = given(m, None)
+    k = given(k, 0)
+    upper = given(upper, True)
+    if (not (upper is True or upper is False) or given(fill, None) is not None
+            or columns < 0 or given(mirror, False) is not False
+            or given(out, None) is not None or not small_int(k, &kk)
+            or not plain(v, 1)):
+        return None
+    a = <cnp.ndarray>v
+    count = cnp.PyArray_DIMS(a)[cnp.PyArray_NDIM(a) - 1]
+    if n is None:
+        if m is not None or count > SMALL_SIZE:
+            return None
+        rows = cols = side_of(count, kk, upper)
+        if triangle_kept(rows + 1, rows + 1, kk, upper) == count:  # two sides do
+            return None
+    elif not (small_int(n, &rows) and rows >= 0):
+        return None
+    elif m is None:
+        cols = rows
+    elif not (small_int(m, &cols) and cols >= 0):
+        return None
+    if n is not None and not small_result(&rows, &cols):
+        return None
+    if triangle_kept(rows, cols, kk, upper) != count:
+        return None
+    return unpack_of(a, None, k if upper else None, None if upper else k, None,
+                     rows, cols, columns, False, NULL)
+
+
+def _unpack(v=MISSING, n=MISSING, m=MISSING, k=MISSING, /, *args, upper=MISSING,
+            order=MISSING, fill=MISSING, mirror=MISSING, out=MISSING, **kwargs):
+    cdef object result = None
+    cdef list p
+    if not args:
+        if not kwargs:
+            result = unpack_door(v, n, m, k, upper, order, fill, mirror, out)
+        elif (p := with_keywords(("v", "n", "m", "k"), [v, n, m, k],
+                                 kwargs)) is not None:
+            result = unpack_door(p[0], p[1], p[2], p[3], upper, order, fill, mirror,
+                                 out)
+    if result is None:
+        result = wrapped("unpack", (v, n, m, k), args, kwargs,
+                         {"upper": upper, "order": order, "fill": fill,
+                          "mirror": mirror, "out": out})
+    return result
+
+
+# --- tri, the index family ------------------------------------------------------------
+
+# The dtype argument of tri -> (its dtype, numpy's casts of True and False to
+# it), or None
+# for dtypes numpy fills itself: filled by the Python layer (_indices).
+tri_dtypes = {}
+
+
+cdef bint keyed_dtype(object dtype) noexcept:
+    """dtype can be a key of tri_dtypes as it is: None, a class, a str, or a
+    dtype without metadata (which would equal, and hash as, the same dtype
+    without)."""
+    return (dtype is None or type(dtype) is type or type(dtype) is str
+            or (isinstance(dtype, cnp.dtype)
+                and descr_metadata(<cnp.dtype>dtype) == NULL))
+
+
+cdef object tri_door(object N, object M, object k, object dtype, object like):
+    """tri's common call: small ints (small_int, small_result), a dtype
+    tri_dtypes knows, no like; None for any other."""
+    cdef Py_ssize_t rows = 0, cols = 0, kk = 0
+    cdef object plain_dtype
+    M, k, dtype = given(M, None), given(k, 0), given(dtype, float)
+    if not (given(like, None) is None and small_int(N, &rows)
+            and small_int(k, &kk) and (M is None or small_int(M, &cols))
+            and keyed_dtype(dtype)):
+        return None
+    if M is None:
+        cols = rows
+    plain_dtype = tri_dtypes.get(dtype)
+    if plain_dtype is None or not small_result(&rows, &cols):
+        return None
+    try:
+        return mask(rows, cols, None, k, plain_dtype[0], plain_dtype[1],
+                    plain_dtype[2])
+    except MemoryError:        # the Python layer's answer: numpy's
+        return None
+
+
+def _tri(N=MISSING, M=MISSING, k=MISSING, dtype=MISSING, /, *args, like=MISSING,
+         **kwargs):
+    cdef object result = None
+    cdef list p
+    if not args:
+        if not kwargs:
+            result = tri_door(N, M, k, dtype, like)
+        elif (p := with_keywords(("N", "M", "k", "dtype"), [N, M, k, dtype],
+                                 kwargs)) is not None:
+            result = tri_door(p[0], p[1], p[2], p[3], like)
+    if result is None:
+        result = wrapped("tri", (N, M, k, dtype), args, kwargs, {"like": like})
+    return result
+
+
+cdef object small_triangle_indices(Py_ssize_t rows, Py_ssize_t cols, object k,
+                                   bint upper):
+    """triangle_indices; None where it cannot allocate (the Python layer then
+    asks numpy)."""
+    try:
+        return triangle_indices(rows, cols, k, upper)
+    except MemoryError:
+        return None
+
+
+cdef object indices_door(object n, object k, object m, bint upper):
+    """triu_indices (upper) or tril_indices' common call: small ints
+    (small_int, small_result); None for any other."""
+    cdef Py_ssize_t rows = 0, cols = 0, kk = 0
+    k, m = given(k, 0), given(m, None)
+    if not (small_int(n, &rows) and small_int(k, &kk)):
+        return None
+    if m is None:
+        cols = rows
+    elif not small_int(m, &cols):
+        return None
+    if not small_result(&rows, &cols):
+        return None
+    return small_triangle_indices(rows, cols, k, upper)
+
+
+def _triu_indices(n=MISSING, k=MISSING, m=MISSING, /, *args, **kwargs):
+    cdef object result = None
+    cdef list p
+    if not args:
+        if not kwargs:
+            result = indices_door(n, k, m, True)
+        elif (p := with_keywords(("n", "k", "m"), [n, k, m], kwargs)) is not None:
+            result = indices_door(p[0], p[1], p[2], True)
+    if result is None:
+        result = wrapped("triu_indices", (n, k, m), args, kwargs, {})
+    return result
+
+
+def _tril_indices(n=MISSING, k=MISSING, m=MISSING, /, *args, **kwargs):
+    cdef object result = None
+    cdef list p
+    if not args:
+        if not kwargs:
+            result = indices_door(n, k, m, False)
+        elif (p := with_keywords(("n", "k", "m"), [n, k, m], kwargs)) is not None:
+            result = indices_door(p[0], p[1], p[2], False)
+    if result is None:
+        result = wrapped("tril_indices", (n, k, m), args, kwargs, {})
+    return result
+
+
+cdef object indices_from(object arr, object k, bint upper):
+    """The _from forms' common call: a 2-D exact numpy array of a small
+    result (small_result), a small int k; None for any other."""
+    cdef Py_ssize_t rows = 0, cols = 0, kk = 0
+    k = given(k, 0)
+    if (type(arr) is not cnp.ndarray or cnp.PyArray_NDIM(<cnp.ndarray>arr) != 2
+            or not small_int(k, &kk)):
+        return None
+    rows = cnp.PyArray_DIMS(<cnp.ndarray>arr)[0]
+    cols = cnp.PyArray_DIMS(<cnp.ndarray>arr)[1]
+    if not small_result(&rows, &cols):
+        return None
+    return small_triangle_indices(rows, cols, k, upper)
+
+
+def _triu_indices_from(arr=MISSING, k=MISSING, /, *args, **kwargs):
+    cdef object result = None
+    cdef list p
+    if not args:
+        if not kwargs:
+            result = indices_from(arr, k, True)
+        elif (p := with_keywords(("arr", "k"), [arr, k], kwargs)) is not None:
+            result = indices_from(p[0], p[1], True)
+    if result is None:
+        result = wrapped("triu_indices_from", (arr, k), args, kwargs, {})
+    return result
+
+
+def _tril_indices_from(arr=MISSING, k=MISSING, /, *args, **kwargs):
+    cdef object result = None
+    cdef list p
+    if not args:
+        if not kwargs:
+            result = indices_from(arr, k, False)
+        elif (p := with_keywords(("arr", "k"), [arr, k], kwargs)) is not None:
+            result = indices_from(p[0], p[1], False)
+    if result is None:
+        result = wrapped("tril_indices_from", (arr, k), args, kwargs, {})
+    return result
+
+
+cdef dict _DOORS = {
+    "triu": _triu, "tril": _tril, "band": _band, "trilu": _trilu,
+    "mirror": _mirror, "pack": _pack, "unpack": _unpack, "tri": _tri,
+    "triu_indices": _triu_indices, "tril_indices": _tril_indices,
+    "triu_indices_from": _triu_indices_from,
+    "tril_indices_from": _tril_indices_from,
+}
