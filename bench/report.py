@@ -44,7 +44,8 @@ A small-calls file's ratios are the other way round: ``"floor"`` is trilu's
 time over numpy's allocation of the result (its floor), the median over the
 rounds (below the case's ``"target"`` is within it), with the call and floor
 as code, the lowest over the rounds and the previous build's median
-(``"previous"``, or null).
+(``"previous"``, or null); where counted, the instructions' ratio of each
+build (``"instructions"``, ``"previous_instructions"``, else null).
 """
 
 from __future__ import annotations
@@ -299,15 +300,20 @@ def summary_table(results: Sequence[dict[str, Any]], by: str = "class") -> Table
 def small_table(result: dict[str, Any]) -> Table:
     """A small-calls file's cases: each call's time over its floor's, the
     median and the lowest over the rounds, the previous build's median, the
-    most it may be, and whether it is within."""
-    header = ["call", "floor", "trilu / floor", "lowest", "before", "at most", "within"]
+    instructions' ratio (the previous build's beside it), the most the time
+    may be, and whether it is within."""
+    header = ["call", "floor", "trilu / floor", "lowest", "before", "instructions",
+              "at most", "within"]  # fmt: skip
     rows = []
     for c in result["cases"]:
         ratio, target = c["ratios"]["floor"], c["target"]
-        before = fmt_ratio(c["previous"]) if c.get("previous") is not None else "n/a"
+        counted = fmt_ratio(c.get("instructions"))
+        if c.get("previous_instructions") is not None:
+            counted += f" (was {fmt_ratio(c['previous_instructions'])})"
         rows.append([
-            c["call"], c["floor"], fmt_ratio(ratio), fmt_ratio(c["lowest"]), before,
-            fmt_ratio(target), "yes" if ratio <= target else "no",
+            c["call"], c["floor"], fmt_ratio(ratio), fmt_ratio(c["lowest"]),
+            fmt_ratio(c.get("previous")), counted, fmt_ratio(target),
+            "yes" if ratio <= target else "no",
         ])  # fmt: skip
     return header, rows
 

@@ -22,8 +22,9 @@ and the second the one measured.
 
 ``--json PATH`` writes the measured build's figures (and the other's, as
 "previous") as a results file of bench/report.py's schema, ``"kind":
-"small"``: each case's median time ratio, its lowest, and its target (the
-most it may be). Nothing here is a test: no time is asserted.
+"small"``: each case's median time ratio, its lowest, its target (the most
+it may be) and, with ``--instructions`` too, its instructions' ratio (both
+measures in one run). Nothing here is a test: no time is asserted.
 """
 
 from __future__ import annotations
@@ -152,10 +153,13 @@ def instructions(src: str) -> dict[str, float]:
 
 
 def _records(
-    runs: list[dict[str, Any]], previous: list[dict[str, Any]] | None
+    runs: list[dict[str, Any]],
+    previous: list[dict[str, Any]] | None,
+    counts: list[dict[str, float]],
 ) -> list[dict[str, Any]]:
     """The results file's cases: the measured build's median and lowest ratio
-    over the rounds (and the previous build's median), with each target."""
+    over the rounds (and the previous build's median), its instructions'
+    ratio where counted (and the previous build's), with each target."""
     rows = []
     for name, (call, floor, target) in CALLS.items():
         ratios = [r["ratios"][name] for r in runs]
@@ -166,6 +170,8 @@ def _records(
             "trilu_s": statistics.median(r["times"][name] for r in runs),
             "ratios": {"floor": statistics.median(ratios)}, "lowest": min(ratios),
             "previous": statistics.median(before) if before else None,
+            "instructions": counts[-1][name] if counts else None,
+            "previous_instructions": counts[0][name] if len(counts) == 2 else None,
         })  # fmt: skip
     return rows
 
@@ -181,20 +187,21 @@ def main() -> None:
         parser.error("one src folder, or two: the previous build and the measured one")
     srcs = args.srcs
     label = "  ".join(f"{'AB'[i]} = {s}" for i, s in enumerate(srcs))
-    if args.instructions:
-        counts = [instructions(s) for s in srcs]
+    date = dt.datetime.now(dt.timezone.utc)
+    counts = [instructions(s) for s in srcs] if args.instructions else []
+    if counts:
         print(f"{'call':24}" + "".join(f" {'AB'[i]:>7}" for i in range(len(srcs))))
         for name in CALLS:
             print(f"{name:24}" + "".join(f" {c[name]:7.2f}" for c in counts))
         print(f"(instructions, x its floor's)\n{label}")
-        return
-    date = dt.datetime.now(dt.timezone.utc)
+        if not args.json:
+            return
     runs: dict[str, list[dict[str, Any]]] = {s: [] for s in srcs}
     for _ in range(args.rounds):
         for src in srcs:
             runs[src].append(times(src))
     measured, previous = runs[srcs[-1]], runs[srcs[0]] if len(srcs) == 2 else None
-    rows = _records(measured, previous)
+    rows = _records(measured, previous, counts)
     print(f"{'call':24} {'target':>7} {'median':>7} {'lowest':>7} {'before':>7}")
     for row in rows:
         before = f"{row['previous']:7.2f}" if row["previous"] is not None else "      -"

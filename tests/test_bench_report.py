@@ -324,7 +324,8 @@ SMALL = _result(
     [
         {"name": "triu(x)", "op": "triu", "mode": "fresh", "call": "triu(x)",
          "floor": "empty_like(x)", "target": 1.4, "trilu_s": 2e-7,
-         "ratios": {"floor": 1.25}, "lowest": 1.2, "previous": 2.7},
+         "ratios": {"floor": 1.25}, "lowest": 1.2, "previous": 2.7,
+         "instructions": 1.3, "previous_instructions": 1.8},
         {"name": "tri(4)", "op": "tri", "mode": "fresh", "call": "tri(4)",
          "floor": "empty((4, 4))", "target": 3.0, "trilu_s": 3e-7,
          "ratios": {"floor": 3.5}, "lowest": 3.4, "previous": None},
@@ -338,11 +339,21 @@ def test_small_calls_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     the summary of ratios against peers."""
     header, rows = report.small_table(SMALL)
     assert header == [
-        "call", "floor", "trilu / floor", "lowest", "before", "at most", "within",
+        "call", "floor", "trilu / floor", "lowest", "before", "instructions",
+        "at most", "within",
     ]  # fmt: skip
     assert rows == [
-        ["triu(x)", "empty_like(x)", "1.25x", "1.20x", "2.70x", "1.40x", "yes"],
-        ["tri(4)", "empty((4, 4))", "3.50x", "3.40x", "n/a", "3.00x", "no"],
+        [
+            "triu(x)",
+            "empty_like(x)",
+            "1.25x",
+            "1.20x",
+            "2.70x",
+            "1.30x (was 1.80x)",
+            "1.40x",
+            "yes",
+        ],
+        ["tri(4)", "empty((4, 4))", "3.50x", "3.40x", "n/a", "n/a", "3.00x", "no"],
     ]
     path = tmp_path / "small.json"
     path.write_text(json.dumps(SMALL), encoding="utf-8")

@@ -376,3 +376,16 @@ def test_only_numbers_are_remembered() -> None:
         with trilu_python_calls() as calls:
             outcome(trilu.triu, x, fill=fill)
         assert (not calls) == remembered, (dtype, fill, calls)
+
+
+def test_a_fill_is_found_by_an_equal_dtype() -> None:
+    """A dtype equal to a remembered one, another object (numpy's are mostly
+    one each): its fill is found, no Python run."""
+    x = np.ones((3, 3))
+    trilu.tril(x, fill=-2.5)
+    other = x.view(np.dtype(np.float64, copy=True))
+    assert other.dtype is not x.dtype
+    with python_calls() as calls:
+        got = trilu.tril(other, fill=-2.5)
+    assert not calls
+    assert_same(got, trilu.tril.__wrapped__(x, fill=-2.5))

@@ -153,19 +153,20 @@ cdef bint small_result(Py_ssize_t *rows, Py_ssize_t *cols) noexcept:
 # 50's answer) without a floating-point error: the same bytes under any
 # np.errstate, and no warning to give (numpy's numbers and bools warn of
 # nothing else; other dtypes are never remembered: numpy 2.5 deprecates an
-# int into a timedelta with no unit). By the fill's exact type (float, int,
-# bool), then dtype, then the fill itself: equal fills of one type are then
-# the same number (a NaN equals only itself, the same object; float zeros are
-# never kept, 0.0 equalling -0.0), whose bytes are the same. Looked up by
-# nesting rather than by a tuple key, which a call would have to allocate.
+# int into a timedelta with no unit). A table by the fill's exact type
+# (float, int, bool) maps the fill to its dtypes and bytes, (dtype, bytes,
+# dtype, bytes, ...): equal fills of one type are the same number (a NaN
+# equals only itself, the same object; float zeros are never kept, 0.0
+# equalling -0.0), whose bytes are the same; a dtype is found by identity
+# (numpy's are mostly one object each) or equality. One lookup, and no key a
+# call would have to allocate.
 cdef dict _float_fills = {}
 cdef dict _int_fills = {}
 cdef dict _bool_fills = {}
 
 
 cdef dict fills_of(object fill):
-    """The table of fill's type (by dtype, then fill); None for a fill the
-    doors do not remember."""
+    """The table of fill's type; None for a fill the doors do not remember."""
     cdef type t = type(fill)
     if t is float:
         return _float_fills if PyFloat_AS_DOUBLE(fill) != 0 else None
@@ -186,23 +187,29 @@ def remembers(cnp.dtype descr not None, object fill):
 def remember_fill(cnp.dtype descr not None, object fill, bytes data not None):
     """Remember data, fill's bytes in descr (remembers(descr, fill)), as the
     Python layer converted it without a floating-point error."""
-    cdef dict by_dtype = fills_of(fill), by_fill
-    if len(by_dtype) >= FILLS_MAX:
-        by_dtype.clear()
-    by_fill = by_dtype.setdefault(descr, {})
-    if len(by_fill) >= FILLS_MAX:
-        by_fill.clear()
-    by_fill[fill] = data
+    cdef dict table = fills_of(fill)
+    cdef tuple known = table.get(fill, ())
+    if len(table) >= FILLS_MAX:
+        table.clear()
+    if len(known) >= 2 * FILLS_MAX:
+        known = ()
+    table[fill] = known + (descr, data)
 
 
 cdef object known_fill(cnp.dtype descr, object fill):
     """fill's bytes in descr, as remembered; None if they are not."""
-    cdef dict by_dtype = fills_of(fill)
-    cdef object by_fill
-    if by_dtype is None:
+    cdef dict table = fills_of(fill)
+    cdef object known
+    cdef Py_ssize_t at
+    if table is None:
         return None
-    by_fill = by_dtype.get(descr)
-    return None if by_fill is None else (<dict>by_fill).get(fill)
+    known = table.get(fill)
+    if known is None:
+        return None
+    for at in range(0, len(<tuple>known), 2):
+        if (<tuple>known)[at] is descr or (<tuple>known)[at] == descr:
+            return (<tuple>known)[at + 1]
+    return None
 
 
 # --- triu, tril, band, trilu, mirror --------------------------------------------------

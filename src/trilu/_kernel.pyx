@@ -138,6 +138,7 @@ cdef int set_fill(Fill *f, object fill, Py_ssize_t width, char *buf,
     the bytes the job writes, if fewer (a small call's whole cost would be
     the pattern), but 32 at least (what streaming stores read of it)."""
     cdef const char *e
+    cdef char seed[16]
     cdef Py_ssize_t t
     f.byte = 0
     f.elem = NULL
@@ -163,12 +164,19 @@ cdef int set_fill(Fill *f, object fill, Py_ssize_t width, char *buf,
         f.pattern_bytes = width
         return 0
     f.pattern_bytes = max(min(PATTERN_BYTES, max(need, 32)) // width, 1) * width
+    f.pattern = buf
+    if 16 % width == 0:        # 16-byte stores of a seed: no call, no store reread
+        for t in range(16):
+            seed[t] = e[t % width]
+        f.pattern_bytes = f.pattern_bytes // 16 * 16
+        for t in range(0, f.pattern_bytes, 16):
+            memcpy(buf + t, seed, 16)
+        return 0
     memcpy(buf, e, width)
     t = width
     while t < f.pattern_bytes:     # doubling: a few calls, not one an element
         memcpy(buf + t, buf, min(t, f.pattern_bytes - t))
         t *= 2
-    f.pattern = buf
     return 0
 
 
