@@ -41,11 +41,15 @@ squareform, "scipy" and "scipy checks"); their cases may carry more fields
 are all "grid".
 
 A small-calls file's ratios are the other way round: ``"floor"`` is trilu's
-time over numpy's allocation of the result (its floor), the median over the
-rounds (below the case's ``"target"`` is within it), with the call and floor
-as code, the lowest over the rounds and the previous build's median
-(``"previous"``, or null); where counted, the instructions' ratio of each
-build (``"instructions"``, ``"previous_instructions"``, else null).
+time over its floor's, the median over the rounds (below the case's
+``"target"`` is within it), with the call and floor as code, the lowest over
+the rounds and the previous build's median (``"previous"``, or null); where
+counted, the instructions' ratio of each build (``"instructions"``,
+``"previous_instructions"``, else null). Its classes: "small", calls on small
+inputs against numpy's allocation of the result (a case with no class is
+one: the files before "mid"), and "mid", mid-size results against
+``x.copy()`` or ``np.copyto(o, x)``, with their ``"shape"``, ``"dtype"`` and
+``"result_bytes"``.
 """
 
 from __future__ import annotations
@@ -74,6 +78,7 @@ TOOLKIT_CLASSES = ["fill", "band", "pack", "unpack", "mirror", "pack_f", "unpack
                    "unpack_mirror", "squareform_v", "squareform_m", "mask",
                    "to_banded", "from_banded"]  # fmt: skip
 CLASS_ORDER = [*TRIANGLE_CLASSES, *TOOLKIT_CLASSES, "grid", "toolkit", "indices"]
+SMALL_CLASSES = ["small", "mid"]  # a small-calls file's
 MODE_ORDER = ["fresh", "out", "inplace"]
 OP_ORDER = ["triu", "tril", "band", "pack", "unpack", "mirror", "pack F", "unpack F",
             "unpack mirror", "squareform", "band_mask", "to_banded",
@@ -154,8 +159,8 @@ def ratio_kinds(results: Sequence[dict[str, Any]]) -> list[str]:
     return _ordered(kinds, RATIO_ORDER)
 
 
-def _class(case: dict[str, Any]) -> str:
-    return str(case.get("class") or "grid")
+def _class(case: dict[str, Any], default: str = "grid") -> str:
+    return str(case.get("class") or default)
 
 
 def with_classes(
@@ -297,35 +302,52 @@ def summary_table(results: Sequence[dict[str, Any]], by: str = "class") -> Table
     return header, rows
 
 
-def small_table(result: dict[str, Any]) -> Table:
-    """A small-calls file's cases: each call's time over its floor's, the
-    median and the lowest over the rounds, the previous build's median, the
-    instructions' ratio (the previous build's beside it), the most the time
-    may be, and whether it is within."""
-    header = ["call", "floor", "trilu / floor", "lowest", "before", "instructions",
-              "at most", "within"]  # fmt: skip
+def small_classes(result: dict[str, Any]) -> list[str]:
+    """The classes of a small-calls file's cases, in SMALL_CLASSES' order."""
+    return _ordered({_class(c, "small") for c in result["cases"]}, SMALL_CLASSES)
+
+
+def small_table(result: dict[str, Any], cls: str = "small") -> Table:
+    """A small-calls file's cases of one class: each call's time over its
+    floor's, the median and the lowest over the rounds, the previous build's
+    median, the instructions' ratio (the previous build's beside it), the
+    most the time may be, and whether it is within; the mid-size cases'
+    result (shape and size) and dtype after the call."""
+    cases = [c for c in result["cases"] if _class(c, "small") == cls]
+    sized = any("shape" in c for c in cases)
+    header = ["call", *(["result", "dtype"] if sized else []), "floor",
+              "trilu / floor", "lowest", "before", "instructions", "at most",
+              "within"]  # fmt: skip
     rows = []
-    for c in result["cases"]:
+    for c in cases:
         ratio, target = c["ratios"]["floor"], c["target"]
         counted = fmt_ratio(c.get("instructions"))
         if c.get("previous_instructions") is not None:
             counted += f" (was {fmt_ratio(c['previous_instructions'])})"
+        result_of = [_result_size(c), c["dtype"]] if sized else []
         rows.append([
-            c["call"], c["floor"], fmt_ratio(ratio), fmt_ratio(c["lowest"]),
-            fmt_ratio(c.get("previous")), counted, fmt_ratio(target),
+            c["call"], *result_of, c["floor"], fmt_ratio(ratio),
+            fmt_ratio(c["lowest"]), fmt_ratio(c.get("previous")), counted,
+            fmt_ratio(target),
             "yes" if ratio <= target else "no",
         ])  # fmt: skip
     return header, rows
 
 
+def _result_size(case: dict[str, Any]) -> str:
+    """The shape and its bytes to the nearest KiB: "64x64, 4 KiB"."""
+    shape = "x".join(map(str, case["shape"]))
+    return f"{shape}, {case['result_bytes'] / 1024:.0f} KiB"
+
+
+# the columns of words, left-aligned; the others (figures) right-aligned
+TEXT_COLUMNS = ["case", "op", "class", "mode", "ratio", "worst case", "call",
+                "result", "dtype", "floor"]  # fmt: skip
+
+
 def markdown(table: Table) -> str:
     header, rows = table
-    right = [
-        i
-        for i, h in enumerate(header)
-        if h
-        not in ("case", "op", "class", "mode", "ratio", "worst case", "call", "floor")
-    ]
+    right = [i for i, h in enumerate(header) if h not in TEXT_COLUMNS]
     lines = ["| " + " | ".join(header) + " |"]
     lines.append(
         "|"
@@ -544,7 +566,8 @@ def main(argv: list[str] | None = None) -> int:
     for result in results:
         print(f"## {result['path']} ({result['kind']})\n\n{machine_line(result)}\n")
         if result["kind"] == "small":
-            print(f"{markdown(small_table(result))}\n")
+            for cls in small_classes(result):
+                print(f"### {cls}\n\n{markdown(small_table(result, cls))}\n")
             continue
         if result["kind"] == "grid":
             print(f"{headline(result)}\n")

@@ -118,7 +118,8 @@ def test_no_results_at_all(tmp_path: Path) -> None:
     assert "No toolkit results file" in text
     assert "No toolkit sweep results yet" in text
     assert "No index family results file" in text
-    assert "No small-calls results file" in text
+    assert "No small-calls results (" in text
+    assert "No mid-size results" in text
 
 
 def test_toolkit_file(results: Path, tmp_path: Path) -> None:
@@ -165,6 +166,7 @@ def test_every_table_names_its_runs(results: Path, tmp_path: Path) -> None:
     _write(results, "sweep-1.json", _sweep(1, ["tall"]))
     _write(results, "sweep-toolkit-1.json", _toolkit_sweep(1, ["unpack"]))
     _write(results, "toolkit.json", _toolkit())
+    _write(results, "small.json", _small("small", "mid"))
     indices = perf_page.RESULTS / "indices.json"
     if indices.is_file():
         shutil.copy(indices, results / "indices.json")
@@ -175,14 +177,48 @@ def test_every_table_names_its_runs(results: Path, tmp_path: Path) -> None:
         assert ".json``: 2026-" in line, line
 
 
-def test_small_calls_file(results: Path, tmp_path: Path) -> None:
-    small = {**_sweep(7, []), "kind": "small", "seed": None, "cases": [
+def _small(*classes: str) -> dict[str, Any]:
+    """A small.json: a small call (without a class, as the files before the
+    mid-size cases have it) and, if asked, a mid-size case."""
+    cases = [
         {"name": "triu(x)", "op": "triu", "mode": "fresh", "call": "triu(x)",
          "floor": "empty_like(x)", "target": 1.4, "trilu_s": 2e-7,
          "ratios": {"floor": 1.25}, "lowest": 1.2, "previous": 2.7},
-    ]}  # fmt: skip
-    _write(results, "small.json", small)
+        {"name": "triu(x, out=o) 4x32x32 int8", "class": "mid", "op": "triu",
+         "mode": "out", "call": "triu(x, out=o)", "floor": "copyto(o, x)",
+         "target": 2.0, "shape": [4, 32, 32], "dtype": "int8",
+         "result_bytes": 4096, "trilu_s": 1e-6, "ratios": {"floor": 1.5},
+         "lowest": 1.4, "previous": None},
+    ]  # fmt: skip
+    cases = [c for c in cases if c.get("class", "small") in classes]
+    return {**_sweep(7, []), "kind": "small", "seed": None, "cases": cases}
+
+
+def test_small_calls_file(results: Path, tmp_path: Path) -> None:
+    _write(results, "small.json", _small("small"))
     text = perf_page.render(report, results, tmp_path)
-    assert "No small-calls results file" not in text
+    assert "No small-calls results (" not in text
     assert ".. list-table:: ``small.json``: 2026-12-07, CPU 7\n" in text
     assert "   * - triu(x)\n     - empty\\_like(x)\n     - 1.25x\n" in text
+    assert "No mid-size results" in text  # none in that file
+
+
+def test_mid_size_results(results: Path, tmp_path: Path) -> None:
+    """small.json's mid-size cases: a section after the small calls', which
+    says what the ratio is, with each result's shape, size and dtype."""
+    _write(results, "small.json", _small("small", "mid"))
+    text = perf_page.render(report, results, tmp_path)
+    small, mid = text.split("Mid-size results\n----------------\n")
+    assert "   * - triu(x)\n" in small
+    assert "triu(x, out=o)" not in small
+    assert "No mid-size results" not in mid
+    assert "trilu's time over numpy's copy of the same bytes" in mid
+    assert ".. list-table:: ``small.json``: 2026-12-07, CPU 7\n" in mid
+    assert (
+        "   * - triu(x, out=o)\n     - 4x32x32, 4 KiB\n     - int8\n"
+        "     - copyto(o, x)\n     - 1.50x\n"
+    ) in mid
+    _write(results, "small.json", _small("mid"))  # a run of --only mid
+    text = perf_page.render(report, results, tmp_path)
+    assert "No small-calls results (" in text
+    assert "     - 4x32x32, 4 KiB\n" in text

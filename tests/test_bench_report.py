@@ -184,12 +184,11 @@ def test_toolkit_worst_table() -> None:
 # --- bench/sweep.py's toolkit classes: what they compare, not how fast ------------
 
 
-@pytest.fixture(scope="module")
-def sweep() -> Any:
-    """bench/sweep.py, imported with bench/ on sys.path only while it loads."""
+def _bench_module(name: str) -> Any:
+    """bench/<name>.py, imported with bench/ on sys.path only while it loads."""
     path, modules = list(sys.path), set(sys.modules)
     spec = importlib.util.spec_from_file_location(
-        "trilu_bench_sweep", ROOT / "bench" / "sweep.py"
+        f"trilu_bench_{name}", ROOT / "bench" / f"{name}.py"
     )
     assert spec is not None
     assert spec.loader is not None
@@ -203,10 +202,15 @@ def sweep() -> Any:
         # imported, which cannot be imported twice in a process (torch's
         # extension, initialised again, fails)
         bench = str(ROOT / "bench")
-        for name in set(sys.modules) - modules - {spec.name}:
-            if (getattr(sys.modules[name], "__file__", None) or "").startswith(bench):
-                del sys.modules[name]
+        for loaded in set(sys.modules) - modules - {spec.name}:
+            if (getattr(sys.modules[loaded], "__file__", None) or "").startswith(bench):
+                del sys.modules[loaded]
     return module
+
+
+@pytest.fixture(scope="module")
+def sweep() -> Any:
+    return _bench_module("sweep")
 
 
 def test_sweep_classes(sweep: Any) -> None:
@@ -366,3 +370,124 @@ def test_small_calls_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     printed = capsys.readouterr().out
     assert "| triu(x) | empty_like(x) | 1.25x |" in printed
     assert "floor / trilu" not in printed  # not a peer's ratio
+
+
+MID = {
+    "name": "triu(x, out=o) 4x32x32 int8", "class": "mid", "op": "triu",
+    "mode": "out", "call": "triu(x, out=o)", "floor": "copyto(o, x)", "target": 2.0,
+    "shape": [4, 32, 32], "dtype": "int8", "result_bytes": 4096, "trilu_s": 1e-6,
+    "ratios": {"floor": 1.5}, "lowest": 1.4, "previous": 2.5,
+}  # fmt: skip
+
+
+def test_small_file_classes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A small-calls file's classes get a table each, the mid-size one with
+    each result's shape, size and dtype; a file from before the classes (its
+    cases without one) is all small calls."""
+    assert report.small_classes(SMALL) == ["small"]
+    both = _result("small", [MID, {**SMALL["cases"][0], "class": "small"}])
+    assert report.small_classes(both) == ["small", "mid"]
+    assert report.small_table(both) == (
+        report.small_table(SMALL)[0], report.small_table(SMALL)[1][:1],
+    )  # fmt: skip
+    header, rows = report.small_table(both, "mid")
+    assert header == [
+        "call", "result", "dtype", "floor", "trilu / floor", "lowest", "before",
+        "instructions", "at most", "within",
+    ]  # fmt: skip
+    assert rows == [
+        ["triu(x, out=o)", "4x32x32, 4 KiB", "int8", "copyto(o, x)", "1.50x",
+         "1.40x", "2.50x", "n/a", "2.00x", "yes"],
+    ]  # fmt: skip
+    lines = report.markdown((header, rows)).splitlines()
+    assert lines[1] == "|---|---|---|---|---:|---:|---:|---:|---:|---:|"
+    path = tmp_path / "small.json"
+    path.write_text(json.dumps(both), encoding="utf-8")
+    assert report.main([str(path)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.index("### small\n") < printed.index("### mid\n")
+    assert "| triu(x, out=o) | 4x32x32, 4 KiB | int8 | copyto(o, x) |" in printed
+
+
+# --- bench/small_ab.py's cases: what they compare, not how fast ------------------
+
+
+@pytest.fixture(scope="module")
+def small_ab() -> Any:
+    return _bench_module("small_ab")
+
+
+def test_mid_cases(small_ab: Any) -> None:
+    """Every plain numeric dtype at each size, square and a batch of 4 of the
+    same bytes, triu (and tril for two dtypes) fresh and with out=, each held
+    to the issue's band as a time: 1 over the copy's speed."""
+    # the issue's dtypes, which small_ab derives from numpy's
+    issue = ["bool", "int8", "uint8", "int16", "float16", "int32", "float32",
+             "int64", "float64", "complex64", "complex128"]  # fmt: skip
+    assert issue == small_ab.MID_DTYPES
+    # the issue's speeds, fresh and out=, by size: a size where two bands meet
+    # is held to the upper, the stricter
+    speeds = {4 << 10: (0.4, 0.5), 16 << 10: (0.5, 0.6), 64 << 10: (0.75, 0.8),
+              512 << 10: (0.75, 0.8)}  # fmt: skip
+    assert list(speeds) == small_ab.MID_SIZES
+    mid = [c for c in small_ab.CASES.values() if c.cls == "mid"]
+    got = []
+    for case in mid:
+        record = case.record
+        size = min(speeds, key=lambda s: abs(s - record["result_bytes"]))
+        assert 0.9 * size <= record["result_bytes"] <= size, case
+        assert case.shape[-1] == case.shape[-2]
+        assert case.target == 1 / speeds[size][record["mode"] == "out"]
+        assert case.number == small_ab.TIMED_BYTES // (size + small_ab.CALL_BYTES)
+        got.append((case.call, case.dtype, size, case.shape[:-2]))
+    calls = ["triu(x)", "triu(x, out=o)"]
+    tril = ["tril(x, -1)", "tril(x, -1, out=o)"]
+    assert sorted(got) == sorted(
+        (call, dtype, size, batch)
+        for dtype in small_ab.MID_DTYPES
+        for size in speeds
+        for batch in [(), (small_ab.BATCH,)]
+        for call in calls + (tril if dtype in small_ab.TRIL_DTYPES else [])
+    )
+
+
+def _nbytes(made: Any) -> int:
+    return sum(a.nbytes for a in made) if isinstance(made, tuple) else made.nbytes
+
+
+def test_every_floor_makes_its_calls_bytes(small_ab: Any) -> None:
+    """Each floor is numpy's making of the call's result: as many bytes (an
+    out= call gives its o back, which the floor allocates, or writes whole
+    with x's bytes)."""
+    for name, case in small_ab.CASES.items():
+        space: dict[str, Any] = {}
+        exec(small_ab._SETUP + case.setup, space)  # noqa: S102
+        made, floor = eval(case.call, space), eval(case.floor, space)
+        if case.record["mode"] == "out":
+            assert made is space["o"], name
+        if floor is None:
+            floor = space["o"]
+            assert floor.tobytes() == space["x"].tobytes(), name
+        assert _nbytes(made) == _nbytes(floor), name
+
+
+def test_small_ab_records_load(small_ab: Any, tmp_path: Path) -> None:
+    """A case of each class, timed in a fresh interpreter of this trilu:
+    records bench/report.py reads, a table each."""
+    import dataclasses  # noqa: PLC0415
+    import datetime as dt  # noqa: PLC0415
+
+    import trilu  # noqa: PLC0415
+
+    picked = ["triu(x) 4x5 int64", "tril(x, -1, out=o) 4x32x32 int8"]
+    cases = {n: dataclasses.replace(small_ab.CASES[n], number=10) for n in picked}
+    run = small_ab.times(str(Path(trilu.__file__).parent.parent), cases)
+    records = small_ab._records(cases, [run], [run], [])
+    path = tmp_path / "small.json"
+    small_ab.write_json(str(path), dt.datetime.now(dt.timezone.utc), records, "small")
+    result = report.load(path)
+    assert report.small_classes(result) == ["small", "mid"]
+    assert [row[:3] for row in report.small_table(result, "mid")[1]] == [
+        ["tril(x, -1, out=o)", "4x32x32, 4 KiB", "int8"],
+    ]
+    assert report.small_table(result)[1][0][0] == "triu(x)"

@@ -1092,9 +1092,7 @@ def test_pack_and_unpack_unknown_batch_size() -> None:
         vx = da.from_array(v, chunks=(2, 3))[keep]
         got = trilu.unpack(vx, 5, 5, k, order="F", mirror=True).compute()
         assert_same(got, trilu.unpack(v[[0, 2, 3]], 5, 5, k, order="F", mirror=True))
-        assert_same(
-            trilu.pack(square, k, order="F").compute(), v[[0, 2, 3]]
-        )
+        assert_same(trilu.pack(square, k, order="F").compute(), v[[0, 2, 3]])
         v = trilu.pack(a, k, upper=False)
         vx = da.from_array(v, chunks=(2, 3))[keep]
         got = trilu.unpack(vx, 5, 6, k, upper=False, fill=2.0).compute()

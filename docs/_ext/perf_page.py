@@ -3,8 +3,10 @@
 At ``builder-inited`` this reads ``bench/results/*.json`` (``grid.json`` from
 ``bench/bench.py --json``, ``small.json`` from ``bench/small_ab.py``,
 ``toolkit.json`` from ``bench/bench_toolkit.py``, ``indices.json`` from
-``bench/bench_indices.py``, ``sweep-*.json`` from ``bench/sweep.py``) and writes ``docs/_generated/performance.rst`` and its
-PNGs, which ``performance.rst`` includes. The sweeps' triu/tril classes and
+``bench/bench_indices.py``, ``sweep-*.json`` from ``bench/sweep.py``) and
+writes ``docs/_generated/performance.rst`` and its PNGs, which
+``performance.rst`` includes. ``small.json``'s classes, small calls and
+mid-size results, get a section each. The sweeps' triu/tril classes and
 their toolkit classes (fill, band, pack, unpack, mirror) get a section each,
 whichever files hold them. A missing file, or zero sweep files, give a page
 that says so. Nothing in the tables is typed by hand: every figure comes from
@@ -169,15 +171,49 @@ def _sweep(
     return parts
 
 
-def _small(report: Any, small: dict[str, Any]) -> list[str]:
-    parts = [_machine(report, small)]
-    parts.append(
-        "Each public function's call on a small input, its time over numpy's "
-        "allocation of its result (the floor), timed interleaved in one "
-        "process: the median and the lowest over fresh interpreters, beside "
-        "the build before (``before``) and the most it may be.\n"
-    )
-    parts.append(report.rst(report.small_table(small), _run([small])))
+SMALL_SECTIONS = {  # small.json's classes: heading, what is measured, if none
+    "small": (
+        "Small calls",
+        (
+            "Each public function's call on a small input, its time over "
+            "numpy's allocation of its result (the floor), timed interleaved in "
+            "one process: the median and the lowest over fresh interpreters, "
+            "beside the build before (``before``) and the most it may be.\n"
+        ),
+        (
+            "No small-calls results (``bench/small_ab.py --only small`` writes "
+            "them into ``bench/results/small.json``) yet.\n"
+        ),
+    ),
+    "mid": (
+        "Mid-size results",
+        (
+            "``triu`` (and ``tril`` for two dtypes) of results of 4 KiB to "
+            "512 KiB, which stay in cache, where each row's cost decides: every "
+            "plain numeric dtype, square and a batch of 4 matrices of the same "
+            "bytes. The ratio is trilu's time over numpy's copy of the same "
+            "bytes, ``x.copy()`` for a fresh result and ``np.copyto(o, x)`` "
+            "with ``out=o``, so lower is better: at most the target (1 over "
+            "the copy's speed the targets below ask for; 2.00x is 0.5x) is "
+            "within it. The median and the lowest over fresh interpreters, "
+            "timed interleaved in one process, beside the build before.\n"
+        ),
+        (
+            "No mid-size results (``bench/small_ab.py --only mid`` writes them "
+            "into ``bench/results/small.json``) yet.\n"
+        ),
+    ),
+}
+
+
+def _small(report: Any, small: dict[str, Any] | None, cls: str) -> list[str]:
+    """A class of small.json's cases, its section: the run and its table."""
+    heading, what, none = SMALL_SECTIONS[cls]
+    parts = [_heading(heading, "-")]
+    if small is None or cls not in report.small_classes(small):
+        return [*parts, none]
+    parts += [_machine(report, small), what]
+    parts.append(report.rst(report.small_table(small, cls), _run([small])))
     return parts
 
 
@@ -203,14 +239,10 @@ def render(report: Any, results: Path = RESULTS, out: Path = OUT) -> str:
     else:
         parts.append("No grid results file (``bench/results/grid.json``) yet.\n")
 
-    parts.append(_heading("Small calls", "-"))
-    if (results / "small.json").is_file():
-        parts += _small(report, report.load(results / "small.json"))
-    else:
-        parts.append(
-            "No small-calls results file (``bench/results/small.json``, from "
-            "``bench/small_ab.py``) yet.\n"
-        )
+    path = results / "small.json"
+    small = report.load(path) if path.is_file() else None
+    for cls in SMALL_SECTIONS:
+        parts += _small(report, small, cls)
 
     parts.append(_heading("The shape sweep", "-"))
     if sweeps:
