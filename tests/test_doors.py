@@ -385,7 +385,7 @@ def test_a_fill_is_found_by_an_equal_dtype() -> None:
     trilu.tril(x, fill=-2.5)
     other = x.view(np.dtype(np.float64, copy=True))
     assert other.dtype is not x.dtype
-    with python_calls() as calls:
+    with trilu_python_calls() as calls:
         got = trilu.tril(other, fill=-2.5)
     assert not calls
     assert_same(got, trilu.tril.__wrapped__(x, fill=-2.5))
