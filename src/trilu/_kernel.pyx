@@ -27,7 +27,7 @@ small call's whole budget is a few times that.
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
 
 import os
 
@@ -240,8 +240,8 @@ cdef cnp.ndarray band_of(cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
     cdef Plan p
     cdef Py_ssize_t need
     cdef char pattern[PATTERN_BYTES]
-    cdef char small[2 * MASK_BLOCK_BYTES]
-    cdef char *mask = small
+    cdef const char *masks = NULL
+    cdef char *built = NULL
     set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(src), pattern,
              cnp.PyArray_NBYTES(src))
     prepare(&p, src, dst, a, b, order, rest, xor, sheared)
@@ -251,18 +251,18 @@ cdef cnp.ndarray band_of(cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
         return dst
     p.job.dst = <char *>cnp.PyArray_DATA(dst)
     need = mask_bytes(&p.job)
-    if need > 2 * MASK_BLOCK_BYTES:
-        mask = <char *>malloc(need)
-        if mask == NULL:
-            raise MemoryError("trilu: cannot allocate the keep-mask")
     if need:
-        build_mask(&p.job, mask)
-        p.job.mask = mask
+        masks = kept_masks(&p.job)
+        if masks == NULL:
+            masks = built = <char *>malloc(need)
+            if built == NULL:
+                raise MemoryError("trilu: cannot allocate the keep-mask")
+            build_mask(&p.job, built)
+        p.job.mask = masks
         if p.job.fill.byte != 0:
-            p.job.fill_mask = mask + keep_bytes(&p.job)
+            p.job.fill_mask = masks + keep_bytes(&p.job)
     run_plan(&p)
-    if mask != small:
-        free(mask)
+    free(built)
     return dst
 
 

@@ -8,15 +8,19 @@
 # fall, so the rows of a matrix are five runs: wholly filled, crossed by the
 # band's edges, wholly kept, crossed, wholly filled (any of them empty).
 
+cdef extern from "_mask.h":
+    enum: TRILU_MASK_BYTES     # 32768: a thread's kept masks (_mask.h)
+
+
 cdef enum:
     RUNS = 5
     # A row shorter than this costs more in calls (a memset and a memcpy of
     # fixed cost each) than in bytes: its crossed rows are ANDed with a
     # keep-mask in one pass instead. The mask, reread for every matrix while
     # the rows are read once, must stay in the nearest cache: no larger than
-    # the smallest L1D of the targets.
-    MASK_ROW_BYTES = 256
-    MASK_MAX_BYTES = 32768
+    # the smallest L1D of the targets (the slot that keeps it, _mask.h).
+    MASK_ROW_BYTES = 1024
+    MASK_MAX_BYTES = TRILU_MASK_BYTES
     # A matrix this small is ANDed whole, a block of MASK_BLOCK_BYTES of
     # consecutive matrices per pass: its runs would cost three calls, where
     # one pass over it from L2 costs less.

@@ -35,6 +35,12 @@ cdef extern from "_mask.h" nogil:
     void trilu_and_avx2(char *d, const char *s, const char *mask,
                         const char *fill, size_t n)
     int trilu_avx2_usable()    # 0 where the AVX2 loop is not built
+    enum: TRILU_MASK_KEY_BYTES
+    ctypedef struct trilu_mask_slot:
+        char key[TRILU_MASK_KEY_BYTES]
+        char masks[TRILU_MASK_BYTES]
+        size_t builds
+    trilu_mask_slot *trilu_mask_slot_mine()
 
 
 # The keep-mask AND runs 32 bytes at a time where the CPU has AVX2, unless the
@@ -731,6 +737,39 @@ cdef void build_mask(const Job *job, char *mask) noexcept nogil:
         memcpy(mask + i * job.matrix_bytes, mask, job.matrix_bytes)
         if job.fill.byte != 0:
             memcpy(fill + i * job.matrix_bytes, fill, job.matrix_bytes)
+
+
+cdef struct MaskKey:           # what a job's masks depend on (build_mask)
+    Method method
+    Py_ssize_t rows, cols, a, b, width, block
+    int byte                   # the fill's byte value, or -1: its element,
+    char elem[16]              # of 16 bytes at most (else no key)
+
+
+cdef const char *kept_masks(const Job *job) noexcept nogil:
+    """The job's masks (build_mask, mask_bytes of them), from this thread's
+    slot (_mask.h): built there unless its last job's were the same; NULL
+    for a fill element wider than a key holds (the caller builds them)."""
+    cdef MaskKey key
+    cdef trilu_mask_slot *slot = trilu_mask_slot_mine()
+    if job.fill.byte < 0 and job.width > 16:
+        return NULL
+    memset(&key, 0, sizeof(key))   # (padding too: keys compare as bytes)
+    key.method = job.method
+    key.rows, key.cols, key.a, key.b = job.rows, job.cols, job.a, job.b
+    key.width, key.block, key.byte = job.width, job.block, job.fill.byte
+    if job.fill.byte < 0:
+        memcpy(key.elem, job.fill.elem, job.width)
+    if memcmp(slot.key, &key, sizeof(key)) != 0:
+        build_mask(job, slot.masks)
+        memcpy(slot.key, &key, sizeof(key))
+        slot.builds += 1
+    return slot.masks
+
+
+def _mask_builds():
+    """How many times this thread built a job's masks into its slot."""
+    return trilu_mask_slot_mine().builds
 
 
 # --- masks from nothing (MASK) --------------------------------------------------------

@@ -10,6 +10,7 @@ path is checked to be the one exercised.
 from __future__ import annotations
 
 import functools
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -304,6 +305,73 @@ def test_mask_loops_with_a_fill(value: str) -> None:
     assert proc.returncode == 0, proc.stderr
     if value == "0":
         assert proc.stdout.strip() == "portable"
+
+
+def _mask_jobs() -> list[tuple[np.ndarray, int | None, int | None, bytes | None]]:
+    """Jobs with masks (band_mask, matrices) that differ from the first in
+    one thing each of what the masks depend on."""
+    x = data("int8", (64, 64))
+    f4 = data("float32", (64, 64))
+    batch = data("int16", (300, 5, 6))
+    return [
+        (x, 1, None, None),
+        (x, 2, None, None),  # the band's lower edge
+        (x, 1, 40, None),  # its upper edge
+        (data("int8", (64, 63)), 1, None, None),  # the columns
+        (data("int8", (63, 64)), 1, None, None),  # the rows
+        (data("uint16", (64, 32)), 1, None, None),  # the width (same bytes)
+        (x, 1, None, b"\x7f"),  # a fill
+        (x, 1, None, b"\x01"),  # another fill
+        (f4, 1, None, FILLS["float32"][1]),  # a fill element
+        (f4, 1, None, b"\x01\x00\xc0\x7f"),  # another element (a NaN)
+        (batch, -1, 2, None),  # whole matrices (matrices)
+        (batch[:7], -1, 2, None),  # a smaller block of them
+        (batch, -1, 3, None),
+    ]
+
+
+def test_kept_masks_are_the_jobs_own() -> None:
+    """A thread keeps its last job's masks for its next: a repeated job builds
+    none, and a job that differs in anything the masks depend on builds its
+    own, in any order of jobs, with every result the oracle's."""
+    jobs = _mask_jobs()
+    for x, lo, hi, fill in jobs:
+        assert _kernel.explain_band(x, lo, hi, None, fill)["method"] in (
+            "band_mask", "matrices"
+        )  # fmt: skip
+    last = None
+    for order in (jobs, jobs[::-1], jobs[::2] + jobs[1::2]):
+        for job in order:
+            x, lo, hi, fill = job
+            before = _kernel._mask_builds()
+            assert_same(_kernel.band(x, None, lo, hi, fill), oracle(x, lo, hi, fill))
+            built = 0 if job is last else 1  # (an order may start with the last)
+            assert _kernel._mask_builds() == before + built
+            last = job
+            exp = oracle(x, lo, hi, fill)
+            for _ in range(2):  # the same job again, fresh and into out: none built
+                assert_same(_kernel.band(x, None, lo, hi, fill), exp)
+                out = np.empty_like(x)
+                assert_same(_kernel.band(x, out, lo, hi, fill), exp)
+            assert _kernel._mask_builds() == before + built
+
+
+def test_kept_masks_are_each_threads() -> None:
+    """Each thread keeps its own: threads that run different jobs at once
+    each get their job's result, every time."""
+    jobs = _mask_jobs()
+
+    def run(first: int) -> list[bool]:
+        same = []
+        for turn in range(40):
+            x, lo, hi, fill = jobs[(first + turn // 4) % len(jobs)]
+            got = _kernel.band(x, None, lo, hi, fill)
+            same.append(got.tobytes() == oracle(x, lo, hi, fill).tobytes())
+        return same
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(run, range(4)))
+    assert all(all(r) for r in results)
 
 
 @pytest.mark.parametrize("ndim", [0, 1])
