@@ -67,7 +67,7 @@ def to_banded(cnp.ndarray src not None, cnp.ndarray dst, Py_ssize_t lower,
     # place, the band kept as it is)
     rev = sheared(dst, (count - 1) * brow, count, cols, -brow, bcol)
     band_of(rev, rev, -lower, min(rows - 1 - lower, cols), None, C_ORDER)
-    if abs(mcol) <= abs(mrow):     # a read along its rows
+    if magnitude(mcol) <= magnitude(mrow):     # a read along its rows
         band_of(sheared(src, upper * mcol, rows, count, mrow + mcol, -mcol),
                 sheared(dst, upper * bcol, rows, count, bcol, brow - bcol),
                 max(upper - cols + 1, -rows), upper, None, C_ORDER, False, NULL,

@@ -168,7 +168,7 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
     if rows == 1:
         mrow = cols * mcol
     # (a, b) of x is (-b, -a) of x.T, whose rows are x's columns.
-    if (columns if pack else abs(mcol) > abs(mrow)):
+    if (columns if pack else magnitude(mcol) > magnitude(mrow)):
         rows, cols, mrow, mcol, a, b = cols, rows, mcol, mrow, -b, -a
         job.ma, job.mb = -job.mb, -job.ma
         columns = not columns
@@ -210,7 +210,7 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
         job.method = MATRICES
         build_offsets(job, offsets)
         job.offsets = offsets
-    elif columns or (rows > 1 and abs(mrow) < abs(mcol)
+    elif columns or (rows > 1 and magnitude(mrow) < magnitude(mcol)
                      and job.matrix_bytes >= TILE_MIN_BYTES):
         job.method = TILED     # the lines, or PACK's matrix, read across
     for d in range(job.ndim):

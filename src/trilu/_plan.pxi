@@ -19,7 +19,7 @@ cdef enum:
     # keep-mask in one pass instead. The mask, reread for every matrix while
     # the rows are read once, must stay in the nearest cache: no larger than
     # the smallest L1D of the targets (the slot that keeps it, _mask.h).
-    MASK_ROW_BYTES = 1024
+    MASK_ROW_BYTES = 512
     MASK_MAX_BYTES = TRILU_MASK_BYTES
     # A matrix this small is ANDed whole, a block of MASK_BLOCK_BYTES of
     # consecutive matrices per pass: its runs would cost three calls, where
@@ -301,8 +301,8 @@ cdef bint tiled(const Job *job) noexcept:
     elements narrow enough to waste most of each line read one at a time."""
     return (job.dst_col == job.width and job.rows > 1
             and job.width <= TILE_MAX_WIDTH
-            and job.cols * abs(job.src_col) >= TILE_MIN_BYTES
-            and abs(job.src_row) < abs(job.src_col))
+            and job.cols * magnitude(job.src_col) >= TILE_MIN_BYTES
+            and magnitude(job.src_row) < magnitude(job.src_col))
 
 
 cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
@@ -333,9 +333,9 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
         job.dst_row = job.cols * job.dst_col
     # Walk along whichever axis is closer to contiguous in dst (then in src):
     # a Fortran-order matrix needs no copy.
-    if (abs(job.dst_col) > abs(job.dst_row)
-            or (abs(job.dst_col) == abs(job.dst_row)
-                and abs(job.src_col) > abs(job.src_row))):
+    if (magnitude(job.dst_col) > magnitude(job.dst_row)
+            or (magnitude(job.dst_col) == magnitude(job.dst_row)
+                and magnitude(job.src_col) > magnitude(job.src_row))):
         transpose(job)
     # A transposed walk of fewer rows than a strip, which no threads could
     # share and each of whose tiles reads a sliver of src's lines, with none
@@ -354,7 +354,7 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
 
     row = job.cols * job.width
     job.matrix_bytes = job.rows * row
-    job.bulk_dst = job.dst_col == job.width and abs(job.dst_row) == row
+    job.bulk_dst = job.dst_col == job.width and magnitude(job.dst_row) == row
     job.bulk_src = (job.bulk_dst and job.src_col == job.width
                     and job.src_row == job.dst_row)
     job.stream = (TRILU_STREAM and job.copy_kept
