@@ -50,6 +50,9 @@ cdef enum:
     # read of the line it writes doubles the traffic.
     STREAM_MIN_BYTES = 1 << 25
     LINE_BYTES = 64            # a cache line (x86-64, most arm64)
+    # A source smaller than the L2 (512 KiB to 2 MiB on the targets) is read
+    # from cache after its first call: its rows are not fetched ahead.
+    PREFETCH_MIN_BYTES = 1 << 20
     MAX_BATCH_DIMS = 64        # NPY_MAXDIMS of numpy 2 (numpy 1 has 32)
 
 
@@ -121,6 +124,7 @@ cdef struct Job:
     const Check *check
     Py_ssize_t *found
     bint stream                # write with streaming stores (not in place)
+    bint prefetch              # ROWS: fetch each row's kept head ahead
     Method method
     # TILED: the walk's rows are src's runs, written across into dst's,
     # which run down the walk's columns (else dst's rows, src read across)
@@ -360,6 +364,7 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
     job.stream = (TRILU_STREAM and job.copy_kept
                   and (job.fill.byte >= 0 or 16 % job.width == 0)
                   and cnp.PyArray_NBYTES(src) >= STREAM_MIN_BYTES)
+    job.prefetch = cnp.PyArray_NBYTES(src) >= PREFETCH_MIN_BYTES
     job.method = STRIDED
     if job.across:
         job.method = TILED

@@ -75,9 +75,10 @@ ctypedef fused elem_t:         # one element, moved whole
 
 
 cdef enum:
-    # Contiguous rows prefetch the head of the kept part this many rows ahead,
-    # this many cache lines: each row's copy starts a new stream, which the
-    # hardware prefetcher only picks up after a few misses.
+    # Contiguous rows of a source beyond the L2 prefetch the head of the kept
+    # part this many rows ahead, this many cache lines: each row's copy starts
+    # a new stream, which the hardware prefetcher only picks up after a few
+    # misses. (A source in cache needs none: there they only cost.)
     PREFETCH_ROWS = 2
     PREFETCH_LINES = 8
     # A span shorter than this is copied element by element: a memcpy call's
@@ -644,11 +645,12 @@ cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef Py_ssize_t cols = job.cols, a = job.a, b = job.b, n = job.cols * w
     cdef Py_ssize_t src_row = job.src_row, dst_row = job.dst_row
     cdef bint copy = job.copy_kept, rest = job.fill_rest, stream = job.stream
+    cdef bint prefetch = copy and job.prefetch
     cdef Fill f = job.fill
     cdef const char *s = job.src + so + r0 * src_row
     cdef char *d = job.dst + do + r0 * dst_row
     for i in range(r0, r1):
-        if copy and i + PREFETCH_ROWS < rows:
+        if prefetch and i + PREFETCH_ROWS < rows:
             # the head of the kept part PREFETCH_ROWS rows on
             row_span(part, a, b, cols, i + PREFETCH_ROWS, &lo, &hi)
             ahead = PREFETCH_ROWS * src_row + lo * w

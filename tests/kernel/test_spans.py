@@ -356,6 +356,25 @@ def test_kept_masks_are_the_jobs_own() -> None:
             assert _kernel._mask_builds() == before + built
 
 
+def test_in_cache_matrices_take_the_in_cache_walks() -> None:
+    """The plans of matrices in cache: rows under 512 bytes whose mask fits
+    the kept slot are ANDed with it; longer rows are copied without fetching
+    rows ahead, which only a source beyond the L2 does."""
+    for dtype, n in [("int8", 64), ("int8", 128), ("float32", 64), ("float64", 22),
+                     ("int16", 127)]:  # fmt: skip
+        for k, upper in [(0, True), (-1, False), (5, True)]:
+            plan = _kernel.explain(data(dtype, (n, n)), k, upper)
+            assert plan["method"] == "band_mask", (dtype, n, k, plan)
+    for dtype, n in [("float32", 128), ("int8", 362), ("float64", 256),
+                     ("complex128", 32), ("float32", 362)]:  # fmt: skip
+        plan = _kernel.explain(data(dtype, (n, n)), 0, True)
+        assert (plan["method"], plan["prefetch"]) == ("rows", False), (dtype, n)
+    for shape in [(1024, 1024), (4, 256, 256)]:  # 4 MiB and 1 MiB of float32
+        plan = _kernel.explain(data("float32", shape), 0, True)
+        assert (plan["method"], plan["prefetch"]) == ("rows", True), shape
+        check(data("float32", shape), 0, None, None, modes=("fresh", "out"))
+
+
 def test_kept_masks_are_each_threads() -> None:
     """Each thread keeps its own: threads that run different jobs at once
     each get their job's result, every time."""
