@@ -157,7 +157,8 @@ def test_band_mask_on_one_tall_matrix(dtype: str, k: int, upper: bool) -> None:
         ((3000, 8, 8), "matrices"),
         ((1000, 20, 20), "band_mask"),  # 3.2 KiB matrices: bands, band masked
         ((200, 40, 6), "band_mask"),
-        ((100, 40, 40), "rows"),  # 320-byte rows: memset + memcpy
+        ((100, 40, 40), "band_mask"),  # 320-byte rows, a 12.5 KiB mask
+        ((40, 80, 80), "rows"),  # 640-byte rows: memset + memcpy
     ],
     ids=str,
 )
