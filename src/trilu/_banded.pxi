@@ -100,14 +100,15 @@ def from_banded(cnp.ndarray src not None, cnp.ndarray dst, Py_ssize_t lower,
                    NULL, True)
 
 
-def mask(Py_ssize_t rows, Py_ssize_t cols, object lo, object hi,
-         cnp.dtype descr not None, bytes keep not None, bytes fill not None):
+cpdef mask(Py_ssize_t rows, Py_ssize_t cols, object lo, object hi,
+           cnp.dtype descr, bytes keep, bytes fill):
     """A fresh C-ordered rows x cols array of dtype descr holding `keep` where
     lo <= j - i <= hi (ints, or None: unbounded) and `fill` elsewhere, each
     one element's bytes.
 
-    Preconditions, checked by the caller: rows, cols >= 0; descr plain bytes
-    (no references), the result's size within numpy's.
+    Preconditions, checked by the caller: rows, cols >= 0; descr, keep and
+    fill given, descr plain bytes (no references), the result's size within
+    numpy's.
     """
     cdef Plan p
     cdef Job *job = &p.job

@@ -166,8 +166,11 @@ cdef int set_fill(Fill *f, object fill, Py_ssize_t width, char *buf,
     f.pattern_bytes = max(min(PATTERN_BYTES, max(need, 32)) // width, 1) * width
     f.pattern = buf
     if 16 % width == 0:        # 16-byte stores of a seed: no call, no store reread
-        for t in range(16):
-            seed[t] = e[t % width]
+        memcpy(seed, e, width)
+        t = width
+        while t < 16:          # (doubled: no division an element)
+            memcpy(seed + t, seed, t)
+            t *= 2
         f.pattern_bytes = f.pattern_bytes // 16 * 16
         for t in range(0, f.pattern_bytes, 16):
             memcpy(buf + t, seed, 16)
@@ -216,7 +219,15 @@ cdef void prepare(Plan *p, cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
 
 
 cdef void share(Plan *p) noexcept:
-    """The planned job's bytes moved and the threads it gets."""
+    """The planned job's bytes moved and the threads it gets: for a small
+    job, a bound of them (each element moved at most four times: a mirror
+    reads and writes two), short of the GIL's release and of a thread."""
+    cdef Py_ssize_t most = p.nb * p.job.rows * (4 * p.job.cols * p.job.width
+                                                 + ROW_BYTES)
+    if most < NOGIL_MIN_BYTES:
+        p.work = most
+        p.threads = 1
+        return
     p.work = work_bytes(&p.job, p.nb)
     p.threads = thread_count(p.work, work_units(&p.job, p.nb))
 
