@@ -547,9 +547,10 @@ def _unpack(v=MISSING, n=MISSING, m=MISSING, k=MISSING, /, *args, upper=MISSING,
 # --- tri, the index family ------------------------------------------------------------
 
 # The dtype argument of tri -> (its dtype, numpy's casts of True and False to
-# it), or None
-# for dtypes numpy fills itself: filled by the Python layer (_indices).
-tri_dtypes = {}
+# it), or None for dtypes numpy fills itself: filled by the Python layer
+# (_indices), read here in C.
+cdef dict _tri_dtypes = {}
+tri_dtypes = _tri_dtypes
 
 
 cdef bint keyed_dtype(object dtype) noexcept:
@@ -565,7 +566,7 @@ cdef object tri_door(object N, object M, object k, object dtype, object like):
     """tri's common call: small ints (small_int, small_result), a dtype
     tri_dtypes knows, no like; None for any other."""
     cdef Py_ssize_t rows = 0, cols = 0, kk = 0
-    cdef object plain_dtype
+    cdef tuple plain_dtype
     M, k, dtype = given(M, None), given(k, 0), given(dtype, float)
     if not (given(like, None) is None and small_int(N, &rows)
             and small_int(k, &kk) and (M is None or small_int(M, &cols))
@@ -573,7 +574,7 @@ cdef object tri_door(object N, object M, object k, object dtype, object like):
         return None
     if M is None:
         cols = rows
-    plain_dtype = tri_dtypes.get(dtype)
+    plain_dtype = _tri_dtypes.get(dtype)
     if plain_dtype is None or not small_result(&rows, &cols):
         return None
     try:
