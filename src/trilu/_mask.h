@@ -88,7 +88,7 @@ static int trilu_avx2_usable(void)
  * they are read by the pool's threads only while the calling thread waits
  * for them, so one slot a thread needs no lock. TRILU_MASK_BYTES bounds the
  * masks of any job that has some: BAND_MASK's crossed rows, MATRICES' block. */
-#define TRILU_MASK_BYTES 32768
+#define TRILU_MASK_BYTES 65536
 #define TRILU_MASK_KEY_BYTES 128
 
 typedef struct {

@@ -9,16 +9,16 @@
 # band's edges, wholly kept, crossed, wholly filled (any of them empty).
 
 cdef extern from "_mask.h":
-    enum: TRILU_MASK_BYTES     # 32768: a thread's kept masks (_mask.h)
+    enum: TRILU_MASK_BYTES     # 65536: a thread's kept masks (_mask.h)
 
 
 cdef enum:
     RUNS = 5
     # A row shorter than this costs more in calls (a memset and a memcpy of
     # fixed cost each) than in bytes: its crossed rows are ANDed with a
-    # keep-mask in one pass instead. The mask, reread for every matrix while
-    # the rows are read once, must stay in the nearest cache: no larger than
-    # the smallest L1D of the targets (the slot that keeps it, _mask.h).
+    # keep-mask in one pass instead. The mask, kept between calls and reread
+    # for every matrix, must stay in cache beside the rows it masks: a small
+    # part of the smallest L2 of the targets (the slot that keeps it, _mask.h).
     MASK_ROW_BYTES = 512
     MASK_MAX_BYTES = TRILU_MASK_BYTES
     # A matrix this small is ANDed whole, a block of MASK_BLOCK_BYTES of

@@ -360,7 +360,7 @@ def test_in_cache_matrices_take_the_in_cache_walks() -> None:
     """The plans of matrices in cache: rows under 512 bytes whose mask fits
     the kept slot are ANDed with it; longer rows are copied without fetching
     rows ahead, which only a source beyond the L2 does."""
-    for dtype, n in [("int8", 64), ("int8", 128), ("float32", 64), ("float64", 22),
+    for dtype, n in [("int8", 64), ("int8", 256), ("float32", 64), ("float64", 22),
                      ("int16", 127)]:  # fmt: skip
         for k, upper in [(0, True), (-1, False), (5, True)]:
             plan = _kernel.explain(data(dtype, (n, n)), k, upper)
