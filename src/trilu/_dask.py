@@ -32,8 +32,9 @@ express (both make every output block depend on its input block):
 Chunks, including irregular ones and chunks along batch axes, are kept exactly
 (mirror makes the columns' chunks the rows' first, so blocks pair up across the
 diagonal; pack and unpack chunk their new axes as said). Arguments are
-validated when the graph is built, with the rules and messages of numpy input (``_validate``), not when it is computed. Tasks are
-top-level functions, so the graph pickles for ``dask.distributed``. A block
+validated when the graph is built, with the rules and messages of numpy input
+(``_validate``), not when it is computed. Tasks are top-level functions, so
+the graph pickles for ``dask.distributed``. A block
 runs on one thread unless trilu's count was chosen (set_num_threads,
 threadpoolctl, TRILU_NUM_THREADS): dask already runs blocks in parallel.
 This module is imported only when a dask array is passed to trilu, or
