@@ -1,5 +1,6 @@
 /* The thread pool, count and per-thread cap (_threads.h), the streaming stores
- * and their fill patterns (_stream.h) and the AVX2 keep-mask (_mask.h),
+ * and their fill patterns (_stream.h), the AVX2 keep-mask and the threads' slots
+ * of kept masks (_mask.h),
  * tested in C, without Python. tests/kernel/test_pool_c.py builds and runs it
  * with this machine's C compiler; `nox -s windows` also builds it with
  * mingw-w64 (run under wine) and with clang in MSVC mode (the _MSC_VER
@@ -242,6 +243,50 @@ static void check_thread_cap(void)
     printf("thread cap: the calling thread's alone, never above the count\n");
 }
 
+/* Another thread's slot of kept masks: where it is, and its builds. */
+#ifdef _WIN32
+static unsigned __stdcall read_slot(void *p)
+#else
+static void *read_slot(void *p)
+#endif
+{
+    trilu_mask_slot *slot = trilu_mask_slot_mine();
+    ((uintptr_t *)p)[0] = (uintptr_t)slot;
+    ((uintptr_t *)p)[1] = slot->builds;
+#ifdef _WIN32
+    return 0;
+#else
+    return NULL;
+#endif
+}
+
+/* Each thread keeps masks in a slot of its own (_mask.h), apart from every
+ * other thread's. */
+static void check_mask_slots(void)
+{
+    uintptr_t other[2] = {0, 1};
+    trilu_mask_slot *mine = trilu_mask_slot_mine();
+    CHECK(mine == trilu_mask_slot_mine(), "a thread's slot moved");
+    mine->builds = 5;
+#ifdef _WIN32
+    HANDLE h = (HANDLE)_beginthreadex(NULL, 0, read_slot, other, 0, NULL);
+    CHECK(h != 0, "cannot start a thread");
+    WaitForSingleObject(h, INFINITE);
+    CloseHandle(h);
+#else
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, read_slot, other) == 0, "cannot start a thread");
+    pthread_join(t, NULL);
+#endif
+    CHECK(other[0] != 0 && other[0] != (uintptr_t)mine,
+          "another thread's slot is this thread's");
+    CHECK(other[1] == 0, "another thread's slot has %lu builds",
+          (unsigned long)other[1]);
+    CHECK(mine->builds == 5, "this thread's slot changed");
+    mine->builds = 0;
+    printf("mask slots: one a thread\n");
+}
+
 static unsigned long long rng_state = 0x9E3779B97F4A7C15ULL;
 
 static unsigned long rnd(unsigned long n)
@@ -442,6 +487,7 @@ int main(int argc, char **argv)
     check_layout();
     check_thread_count();
     check_thread_cap();
+    check_mask_slots();
     check_stream();
     check_back_to_back(calls);
     check_after_idle();
