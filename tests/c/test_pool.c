@@ -1,7 +1,6 @@
 /* The thread pool, count and per-thread cap (_threads.h), the streaming stores
- * and their fill patterns (_stream.h), the AVX2 keep-mask and the threads' slots
- * of kept masks (_mask.h),
- * tested in C, without Python. tests/kernel/test_pool_c.py builds and runs it
+ * and their fill patterns (_stream.h), the AVX2 keep-mask and the threads'
+ * slots of kept masks (_mask.h), tested in C, without Python. tests/kernel/test_pool_c.py builds and runs it
  * with this machine's C compiler; `nox -s windows` also builds it with
  * mingw-w64 (run under wine) and with clang in MSVC mode (the _MSC_VER
  * branches).
