@@ -38,7 +38,10 @@ from trilu import _jax  # noqa: E402  (imports jax: after the skip)
 
 def _held(dtype: np.dtype) -> bool:
     """JAX holds arrays of dtype as themselves (64-bit ones need
-    jax_enable_x64; strings, dates and objects it has none of)."""
+    jax_enable_x64; strings, dates, objects and the other byte order it has
+    none of, though some versions make zeros of the last)."""
+    if not dtype.isnative:
+        return False
     if jax.dtypes.canonicalize_dtype(dtype) != dtype:
         return False  # (a 64-bit one, which JAX would truncate)
     try:

@@ -51,11 +51,13 @@ trilu._threadpoolctl.TriluController@\\d+
 
 def _stubtest_command(cwd: Path) -> list[str]:
     allowlist = cwd / "allowlist.txt"
-    # ``exc``: the ImportError trilu.onnx re-raises; without onnx (dask),
-    # trilu.onnx (trilu._dask) cannot load
+    # ``exc``: the ImportError trilu.onnx re-raises; without onnx (dask,
+    # torch, jax), trilu.onnx (trilu._dask, trilu._torch, trilu._jax) cannot load
     onnx = "trilu.onnx.exc\n" if _installed("onnx") else "trilu.onnx\n"
-    dask = "" if _installed("dask") else "trilu._dask\n"
-    allowlist.write_text(ALLOWLIST + onnx + dask)
+    missing = "".join(
+        f"trilu._{name}\n" for name in ("dask", "torch", "jax") if not _installed(name)
+    )
+    allowlist.write_text(ALLOWLIST + onnx + missing)
     # the optional packages trilu's modules import may be absent
     config = cwd / "mypy.ini"
     config.write_text("[mypy]\nignore_missing_imports = True\n")
