@@ -100,16 +100,21 @@ def from_banded(cnp.ndarray src not None, cnp.ndarray dst, Py_ssize_t lower,
                    NULL, True)
 
 
-cpdef mask(Py_ssize_t rows, Py_ssize_t cols, object lo, object hi,
-           cnp.dtype descr, bytes keep, bytes fill):
+def mask(Py_ssize_t rows, Py_ssize_t cols, object lo, object hi,
+         cnp.dtype descr not None, bytes keep not None, bytes fill not None):
     """A fresh C-ordered rows x cols array of dtype descr holding `keep` where
     lo <= j - i <= hi (ints, or None: unbounded) and `fill` elsewhere, each
     one element's bytes.
 
-    Preconditions, checked by the caller: rows, cols >= 0; descr, keep and
-    fill given, descr plain bytes (no references), the result's size within
-    numpy's.
+    Preconditions, checked by the caller: rows, cols >= 0; descr plain bytes
+    (no references), the result's size within numpy's.
     """
+    return mask_of(rows, cols, lo, hi, descr, keep, fill)
+
+
+cdef cnp.ndarray mask_of(Py_ssize_t rows, Py_ssize_t cols, object lo, object hi,
+                         cnp.dtype descr, bytes keep, bytes fill):
+    """mask, its arguments checked (tri's door calls it in C)."""
     cdef Plan p
     cdef Job *job = &p.job
     cdef char keep_pattern[PATTERN_BYTES]

@@ -578,8 +578,8 @@ cdef object tri_door(object N, object M, object k, object dtype, object like):
     if plain_dtype is None or not small_result(&rows, &cols):
         return None
     try:
-        return mask(rows, cols, None, k, plain_dtype[0], plain_dtype[1],
-                    plain_dtype[2])
+        return mask_of(rows, cols, None, k, plain_dtype[0], plain_dtype[1],
+                       plain_dtype[2])
     except MemoryError:        # the Python layer's answer: numpy's
         return None
 

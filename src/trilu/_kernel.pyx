@@ -222,8 +222,8 @@ cdef void share(Plan *p) noexcept:
     """The planned job's bytes moved and the threads it gets: for a small
     job, a bound of them (each element moved at most four times: a mirror
     reads and writes two), short of the GIL's release and of a thread."""
-    cdef Py_ssize_t most = p.nb * p.job.rows * (4 * p.job.cols * p.job.width
-                                                 + ROW_BYTES)
+    cdef Py_ssize_t row = 4 * p.job.cols * p.job.width + ROW_BYTES
+    cdef Py_ssize_t most = p.nb * p.job.rows * row
     if most < NOGIL_MIN_BYTES:
         p.work = most
         p.threads = 1
