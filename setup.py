@@ -41,6 +41,7 @@ kernel = Extension(
         "src/trilu/_pack.pxi",
         "src/trilu/_plan.pxi",
         "src/trilu/_recycle.h",
+        "src/trilu/_simd.h",
         "src/trilu/_stream.h",
         "src/trilu/_threads.h",
         "src/trilu/_work.pxi",

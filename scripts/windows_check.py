@@ -3,8 +3,8 @@
 
     python scripts/windows_check.py [calls]
 
-Builds tests/c/test_pool.c, the C test of _threads.h, _stream.h and _mask.h,
-for Windows two ways, and runs each under wine64 with `calls` back-to-back
+Builds tests/c/test_pool.c, the C test of _threads.h, _stream.h, _simd.h
+and _mask.h, for Windows two ways, and runs each under wine64 with `calls` back-to-back
 calls (default 100000). Its native build (pthreads, this machine's compiler)
 is the test suite's: tests/kernel/test_pool_c.py.
 

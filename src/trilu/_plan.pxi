@@ -21,6 +21,11 @@ cdef enum:
     # part of the smallest L2 of the targets (the slot that keeps it, _mask.h).
     MASK_ROW_BYTES = 512
     MASK_MAX_BYTES = TRILU_MASK_BYTES
+    # Rows written in one loop of 64-byte stores (AVX-512: no call, no mask
+    # read) cost less than the AND from three vectors a row on: below, the
+    # loop's per-row cost (the edges' masks, its branches) outweighs the
+    # keep-mask's extra load a store.
+    VECTOR_ROW_BYTES = 192
     # A matrix this small is ANDed whole, a block of MASK_BLOCK_BYTES of
     # consecutive matrices per pass: its runs would cost three calls, where
     # one pass over it from L2 costs less.
@@ -125,6 +130,7 @@ cdef struct Job:
     Py_ssize_t *found
     bint stream                # write with streaming stores (not in place)
     bint prefetch              # ROWS: fetch each row's kept head ahead
+    bint vector                # ROWS in cache: crossed rows one vector loop each
     Method method
     # TILED: the walk's rows are src's runs, written across into dst's,
     # which run down the walk's columns (else dst's rows, src read across)
@@ -317,11 +323,15 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
     cdef int d, nd = cnp.PyArray_NDIM(src)
     cdef Py_ssize_t nb = 1, row, lines
     cdef bint masked = job.fill.byte != 0     # a fill-mask beside the keep-mask
+    cdef bint vector
     job.src = <const char *>cnp.PyArray_DATA(src)
     job.dst = NULL             # (set once dst exists)
     job.width = cnp.PyArray_ITEMSIZE(src)
     job.rows = cnp.PyArray_DIMS(src)[nd - 2]
     job.cols = cnp.PyArray_DIMS(src)[nd - 1]
+    # crossed rows, each written by one loop of a 16-byte fill seed (_simd.h)
+    vector = (_vectors == AVX512 and job.copy_kept and job.fill_rest
+              and (job.fill.byte >= 0 or 16 % job.width == 0))
     job.src_row = cnp.PyArray_STRIDES(src)[nd - 2]
     job.src_col = cnp.PyArray_STRIDES(src)[nd - 1]
     job.dst_row = dst_strides[nd - 2]
@@ -378,7 +388,8 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
                 and row < MASK_ROW_BYTES and not job.band_only):
             if nb >= 2 and job.matrix_bytes <= TINY_MATRIX_BYTES:
                 job.method = MATRICES
-            elif crossed_rows(job) * row * (1 + masked) <= MASK_MAX_BYTES:
+            elif ((not vector or row < VECTOR_ROW_BYTES)
+                  and crossed_rows(job) * row * (1 + masked) <= MASK_MAX_BYTES):
                 job.method = BAND_MASK
 
     job.flat = False
@@ -409,6 +420,7 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
                       and job.dst_row % LINE_BYTES == 0))
                   and (job.method != MATRICES
                        or (job.flat and job.block * job.matrix_bytes % 64 == 0)))
+    job.vector = vector and job.method == ROWS and not job.stream and not job.prefetch
     return nb
 
 

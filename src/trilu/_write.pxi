@@ -31,10 +31,20 @@ cdef extern from "_stream.h" nogil:
     void trilu_stream_fence()
 
 
-cdef extern from "_mask.h" nogil:
+cdef extern from "_simd.h" nogil:
     void trilu_and_avx2(char *d, const char *s, const char *mask,
                         const char *fill, size_t n)
-    int trilu_avx2_usable()    # 0 where the AVX2 loop is not built
+    void trilu_and_avx512(char *d, const char *s, const char *mask,
+                          const char *fill, size_t n)
+    void trilu_rows_avx512(char *d, const char *s, Py_ssize_t dst_row,
+                           Py_ssize_t src_row, Py_ssize_t i0, Py_ssize_t i1,
+                           Py_ssize_t a, Py_ssize_t b, Py_ssize_t cols,
+                           Py_ssize_t w, const char *fill)
+    int trilu_avx2_usable()    # 0 where the loop is not built
+    int trilu_avx512_usable()
+
+
+cdef extern from "_mask.h" nogil:
     enum: TRILU_MASK_KEY_BYTES
     ctypedef struct trilu_mask_slot:
         char key[TRILU_MASK_KEY_BYTES]
@@ -43,19 +53,33 @@ cdef extern from "_mask.h" nogil:
     trilu_mask_slot *trilu_mask_slot_mine()
 
 
-# The keep-mask AND runs 32 bytes at a time where the CPU has AVX2, unless the
-# environment says TRILU_AVX2=0 at import (which tests the portable loop).
-cdef bint _and_avx2 = (trilu_avx2_usable()
-                       and os.environ.get("TRILU_AVX2", "").strip() != "0")
+cdef enum Vectors:             # the vector loops in use (_simd.h)
+    PORTABLE
+    AVX2                       # the keep-mask AND
+    AVX512                     # the AND, and rows written in one loop
+
+
+cdef Vectors _chosen_vectors():
+    """The widest loops the CPU has, unless the environment says
+    TRILU_AVX2=0 (portable) or TRILU_AVX512=0 (AVX2 at most) at import: the
+    tests run every level the CPU has."""
+    if not trilu_avx2_usable() or os.environ.get("TRILU_AVX2", "").strip() == "0":
+        return PORTABLE
+    if not trilu_avx512_usable() or os.environ.get("TRILU_AVX512", "").strip() == "0":
+        return AVX2
+    return AVX512
+
+
+cdef Vectors _vectors = _chosen_vectors()
 
 
 # Whether large results are written with streaming stores: built where SSE2 is
 STREAMING = bool(TRILU_STREAM)
 
 
-def _mask_loop():
-    """Which loop ANDs the keep-mask: "avx2" or "portable"."""
-    return "avx2" if _and_avx2 else "portable"
+def _vector_loops():
+    """The vector loops in use: "avx512", "avx2" or "portable"."""
+    return ("portable", "avx2", "avx512")[_vectors]
 
 
 ctypedef struct u128:          # complex128, long double, 16-byte strings
@@ -639,8 +663,8 @@ cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
                                  Py_ssize_t r0, Py_ssize_t r1,
                                  Part part) noexcept nogil:
     """Rows [r0, r1) of a matrix, elements contiguous: a fill, a memcpy and a
-    fill each, in address order; for large results, one pass of streaming
-    stores each (_stream.h)."""
+    fill each, in address order, or one vector loop each (job.vector); for
+    large results, one pass of streaming stores each (_stream.h)."""
     cdef Py_ssize_t i, lo, hi, ahead, t, rows = job.rows, w = job.width
     cdef Py_ssize_t cols = job.cols, a = job.a, b = job.b, n = job.cols * w
     cdef Py_ssize_t src_row = job.src_row, dst_row = job.dst_row
@@ -649,6 +673,9 @@ cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef Fill f = job.fill
     cdef const char *s = job.src + so + r0 * src_row
     cdef char *d = job.dst + do + r0 * dst_row
+    if job.vector and part == CROSSED:
+        trilu_rows_avx512(d, s, dst_row, src_row, r0, r1, a, b, cols, w, f.pattern)
+        return
     for i in range(r0, r1):
         if prefetch and i + PREFETCH_ROWS < rows:
             # the head of the kept part PREFETCH_ROWS rows on
@@ -680,10 +707,13 @@ cdef inline void and_bytes(char *d, const char *s, const char *mask,
                            const char *fill, Py_ssize_t n) noexcept nogil:
     """d = s & mask | fill over n bytes (fill NULL: zeros): branchless, keeps
     NaN payloads and -0.0. Word by word here (SSE2 once vectorized), or with
-    AVX2 (_mask.h)."""
+    AVX2 or AVX-512 (_simd.h)."""
     cdef Py_ssize_t t, words = n // 8
     cdef uint64_t v, m, z
-    if _and_avx2:
+    if _vectors == AVX512:
+        trilu_and_avx512(d, s, mask, fill, n)
+        return
+    if _vectors == AVX2:
         trilu_and_avx2(d, s, mask, fill, n)
         return
     if fill == NULL:

@@ -1,9 +1,10 @@
 /* The thread pool, count and per-thread cap (_threads.h), the streaming stores
- * and their fill patterns (_stream.h), the AVX2 keep-mask and the threads'
- * slots of kept masks (_mask.h), tested in C, without Python. tests/kernel/test_pool_c.py builds and runs it
- * with this machine's C compiler; `nox -s windows` also builds it with
- * mingw-w64 (run under wine) and with clang in MSVC mode (the _MSC_VER
- * branches).
+ * and their fill patterns (_stream.h), the vector loops (_simd.h: the AVX2
+ * and AVX-512 keep-mask ANDs, the AVX-512 rows) and the threads' slots of
+ * kept masks (_mask.h), tested in C, without Python.
+ * tests/kernel/test_pool_c.py builds and runs it with this machine's C
+ * compiler; `nox -s windows` also builds it with mingw-w64 (run under wine)
+ * and with clang in MSVC mode (the _MSC_VER branches).
  *
  *   test_pool [calls]     (default 100000 back-to-back calls)
  *
@@ -27,6 +28,7 @@ typedef intptr_t Py_ssize_t;   /* what the headers take from Python.h */
 #include "_threads.h"
 #include "_stream.h"
 #include "_mask.h"
+#include "_simd.h"
 
 #ifdef _WIN32
 /* The names windows.h would turn into macros without WIN32_LEAN_AND_MEAN
@@ -464,12 +466,75 @@ static void check_stream(void)
                     CHECK(memcmp(got, want, sizeof got) == 0,
                           "and_avx2 n=%d off=%d fill=%d", (int)n, (int)off, f);
                 }
+                if (trilu_avx512_usable()) {
+                    memset(got, 0x5A, sizeof got);
+                    trilu_and_avx512(got + off, src, mask, fills[f], n);
+                    CHECK(memcmp(got, want, sizeof got) == 0,
+                          "and_avx512 n=%d off=%d fill=%d", (int)n, (int)off, f);
+                }
                 cases++;
             }
     trilu_stream_fence();
-    printf("stream and mask: %d cases, %d fill patterns (TRILU_STREAM %d, AVX2 %s)\n",
-           (int)cases, PATTERNS, TRILU_STREAM,
-           trilu_avx2_usable() ? "used" : "not used");
+    printf("stream and mask: %d cases, %d fill patterns (TRILU_STREAM %d, AVX2 %s, "
+           "AVX-512 %s)\n", (int)cases, PATTERNS, TRILU_STREAM,
+           trilu_avx2_usable() ? "used" : "not used",
+           trilu_avx512_usable() ? "used" : "not used");
+}
+
+/* The AVX-512 rows of a band against expect_row, row by row: every band
+ * (a, b) from far below to far above the matrix, so each of the three row
+ * forms, with every element width a fill pattern allows, every alignment of
+ * the rows' start, and a gap between rows that must stay untouched. */
+static void check_rows(void)
+{
+    enum { ROWS = 5, GAP = 7, MAXN = 200 };
+    static char src[ROWS * (MAXN + GAP) + 64], got[ROWS * (MAXN + GAP) + 64];
+    static char want[ROWS * (MAXN + GAP) + 64], pat[32];
+    static const ptrdiff_t widths[] = {1, 2, 4, 8, 16};
+    ptrdiff_t cols, a, b, w, i, i0, lo, hi, n, row, off;
+    size_t k, cases = 0;
+    int p;
+    if (!trilu_avx512_usable()) {
+        printf("rows: AVX-512 not used\n");
+        return;
+    }
+    for (k = 0; k < sizeof src; k++)
+        src[k] = (char)(1 + rnd(255));
+    for (p = 0; p < PATTERNS; p++) {
+        make_pattern(pat, p);
+        for (k = 0; k < 5; k++) {
+            w = widths[k];
+            if (p > 1 && w != pattern_width[p])
+                continue;        /* an element's pattern: its own width */
+            for (cols = 1; cols * w <= MAXN; cols += 1 + cols / 3)
+                for (a = -ROWS - 1; a <= cols + 1; a += 1 + (a > 3) * (cols / 4))
+                    for (b = a - 1; b <= cols + 1; b += 1 + (b > 3) * (cols / 4))
+                        for (off = 0; off < 64; off += 13)
+                            for (i0 = 0; i0 < 2; i0++) {
+                                n = cols * w;
+                                row = n + GAP;
+                                memset(got, 0x5A, sizeof got);
+                                memset(want, 0x5A, sizeof want);
+                                for (i = i0; i < ROWS; i++) {
+                                    lo = i + a < 0 ? 0 : (i + a > cols ? cols : i + a);
+                                    hi = i + b + 1 < lo ? lo
+                                         : (i + b + 1 > cols ? cols : i + b + 1);
+                                    expect_row(want + off + i * row, src + i * row,
+                                               (size_t)(lo * w), (size_t)(hi * w),
+                                               0, (size_t)n, pat);
+                                }
+                                trilu_rows_avx512(got + off + i0 * row, src + i0 * row,
+                                                  row, row, i0, ROWS, a, b, cols, w,
+                                                  pat);
+                                CHECK(memcmp(got, want, sizeof got) == 0,
+                                      "rows_avx512 cols=%d w=%d a=%d b=%d off=%d "
+                                      "i0=%d pattern %d", (int)cols, (int)w, (int)a,
+                                      (int)b, (int)off, (int)i0, p);
+                                cases++;
+                            }
+        }
+    }
+    printf("rows: %d cases, AVX-512 used\n", (int)cases);
 }
 
 int main(int argc, char **argv)
@@ -488,6 +553,7 @@ int main(int argc, char **argv)
     check_thread_cap();
     check_mask_slots();
     check_stream();
+    check_rows();
     check_back_to_back(calls);
     check_after_idle();
     check_concurrent(calls / 10);

@@ -1,10 +1,11 @@
 """The kernel's C headers, tested in C (tests/c/test_pool.c), built and run here.
 
 The thread pool, its count and a thread's cap (``_threads.h``), the streaming
-stores and their fill patterns (``_stream.h``) and the AVX2 keep-mask
-(``_mask.h``), without Python: built with the C compiler that builds trilu
-here (``$CC``, else Python's own, else ``cc``, ``gcc`` or ``clang``), every
-warning an error, and run. ``nox -s windows`` builds the same file for Windows
+stores and their fill patterns (``_stream.h``), the vector loops
+(``_simd.h``) and the threads' slots of kept masks (``_mask.h``), without
+Python: built with the C compiler that builds trilu here (``$CC``, else
+Python's own, else ``cc``, ``gcc`` or ``clang``), every warning an error, and
+run. ``nox -s windows`` builds the same file for Windows
 (mingw-w64, and clang in MSVC mode) and runs it under wine.
 
 Skips where there is no C compiler; on Windows, whose builds are that

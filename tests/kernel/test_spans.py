@@ -279,9 +279,16 @@ def test_fill_of_the_wrong_size() -> None:
         _kernel.band(x, None, 0, None, 0.0)
 
 
-@pytest.mark.parametrize("value", ["0", "1"])
-def test_mask_loops_with_a_fill(value: str) -> None:
-    """The keep-mask AND with a fill-mask, by the portable loop and by AVX2."""
+LEVELS = {"portable": {"TRILU_AVX2": "0"}, "avx2": {"TRILU_AVX512": "0"}, "widest": {}}
+
+
+@pytest.mark.parametrize("level", list(LEVELS))
+def test_vector_loops_with_a_fill(level: str) -> None:
+    """Each level of _simd.h's loops (portable, AVX2, the widest the CPU has)
+    against the oracle, with every fill: the keep-mask AND of short rows and
+    tiny matrices, and rows of 192 bytes or more (one loop each under
+    AVX-512) over every band, their batches contiguous, sliced or with rows
+    apart."""
     # Imported here, not at the top: the fresh interpreter imports this module
     # for its helpers, and _cases's imports (ml_dtypes: 1-1.5 s) are not needed.
     from _cases import run_python  # noqa: PLC0415
@@ -291,7 +298,7 @@ def test_mask_loops_with_a_fill(value: str) -> None:
         from trilu import _kernel
         import sys
         sys.path[:0] = [{str(Path(__file__).parent)!r}, {str(Path(__file__).parents[1])!r}]
-        from test_spans import FILLS, check, data
+        from test_spans import FILLS, bounds, check, data
         for dtype in ["int8", "float32", "float64", "complex128", "V5"]:
             for shape in [(3000, 5, 6), (20000, 7), (40, 33, 3)]:
                 x = data(dtype, shape)
@@ -299,12 +306,24 @@ def test_mask_loops_with_a_fill(value: str) -> None:
                     plan = _kernel.explain_band(x, -1, 2, np.empty_like(x), fill)
                     assert plan["method"] in ("matrices", "band_mask"), plan
                     check(x, -1, 2, fill)
-        print(_kernel._mask_loop())
+        rows = 0
+        for dtype in FILLS:
+            cols = -(-200 // np.dtype(dtype).itemsize) + 3
+            x = data(dtype, (4, 9, cols))
+            for v in (x, x[::2], x[:, ::2]):
+                for lo, hi in bounds(9, cols):
+                    for fill in FILLS[dtype]:
+                        plan = _kernel.explain_band(v, lo, hi, None, fill)
+                        rows += plan.get("vector", False)
+                        check(v, lo, hi, fill)
+        print(_kernel._vector_loops(), rows > 0)
     """
-    proc = run_python(code, TRILU_AVX2=value)
+    proc = run_python(code, **LEVELS[level])
     assert proc.returncode == 0, proc.stderr
-    if value == "0":
-        assert proc.stdout.strip() == "portable"
+    loops, vector = proc.stdout.split()
+    assert vector == str(loops == "avx512")  # the row loop, where it exists
+    if level != "widest":  # (a CPU without AVX2 runs the portable loops)
+        assert loops in {"portable": ["portable"], "avx2": ["avx2", "portable"]}[level]
 
 
 def _mask_jobs() -> list[tuple[np.ndarray, int | None, int | None, bytes | None]]:
@@ -358,21 +377,36 @@ def test_kept_masks_are_the_jobs_own() -> None:
 
 def test_in_cache_matrices_take_the_in_cache_walks() -> None:
     """The plans of matrices in cache: rows under 512 bytes whose mask fits
-    the kept slot are ANDed with it; longer rows are copied without fetching
-    rows ahead, which only a source beyond the L2 does."""
+    the kept slot are ANDed with it, but for rows of 192 bytes or more where
+    AVX-512 writes each crossed row in one loop; longer rows are copied
+    without fetching rows ahead, which only a source beyond the L2 does."""
+    vector = _kernel._vector_loops() == "avx512"
     for dtype, n in [("int8", 64), ("int8", 256), ("float32", 64), ("float64", 22),
-                     ("int16", 127)]:  # fmt: skip
+                     ("int16", 127), ("int16", 95)]:  # fmt: skip
+        row = n * np.dtype(dtype).itemsize
         for k, upper in [(0, True), (-1, False), (5, True)]:
             plan = _kernel.explain(data(dtype, (n, n)), k, upper)
-            assert plan["method"] == "band_mask", (dtype, n, k, plan)
+            want = ("rows", True) if vector and row >= 192 else ("band_mask", False)
+            assert (plan["method"], plan["vector"]) == want, (dtype, n, k, plan)
     for dtype, n in [("float32", 128), ("int8", 362), ("float64", 256),
                      ("complex128", 32), ("float32", 362)]:  # fmt: skip
         plan = _kernel.explain(data(dtype, (n, n)), 0, True)
-        assert (plan["method"], plan["prefetch"]) == ("rows", False), (dtype, n)
+        assert (plan["method"], plan["prefetch"], plan["vector"]) == (
+            "rows",
+            False,
+            vector,
+        ), (dtype, n)
     for shape in [(1024, 1024), (4, 256, 256)]:  # 4 MiB and 1 MiB of float32
         plan = _kernel.explain(data("float32", shape), 0, True)
-        assert (plan["method"], plan["prefetch"]) == ("rows", True), shape
+        assert (plan["method"], plan["prefetch"], plan["vector"]) == (
+            "rows",
+            True,
+            False,
+        ), shape
         check(data("float32", shape), 0, None, None, modes=("fresh", "out"))
+    # in place, the kept part is already there: the row loop would rewrite it
+    x = data("int8", (256, 256))
+    assert not _kernel.explain(x, 0, True, x)["vector"]
 
 
 def test_kept_masks_are_each_threads() -> None:

@@ -1,0 +1,256 @@
+/* The kernel's vector loops for data in cache, each compiled for one x86-64
+ * extension and chosen at import when the CPU and the OS support it (GCC and
+ * Clang on x86-64; elsewhere, MSVC and arm64, none is usable and the
+ * portable code always runs):
+ *
+ * - AVX2: the keep-mask AND, d = s & mask | fill, 32 bytes at a time. The
+ *   portable loop compiles to 16-byte SSE2 loads and stores, the baseline
+ *   every wheel targets; twice the width halves the loads and stores of a
+ *   pass that is bound by them in cache.
+ * - AVX-512 (F, BW and BMI2): the same AND 64 bytes at a time, and a whole
+ *   row (fill, kept span, fill) in one loop of 64-byte stores, the bytes at
+ *   the span's edges and the row's tail chosen by a mask register. A short
+ *   row so written costs no call and reads no mask, where a memset and a
+ *   memcpy cost a call each and a keep-mask one more load a store.
+ *
+ * TRILU_AVX2=0 in the environment keeps the portable loops, TRILU_AVX512=0
+ * the AVX2 one (_write.pxi reads them).
+ */
+#ifndef TRILU_SIMD_H
+#define TRILU_SIMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) \
+    && !defined(_MSC_VER)
+#include <immintrin.h>
+
+/* d = s & mask | fill over n bytes (fill NULL: zeros, d = s & mask). */
+__attribute__((target("avx2")))
+static void trilu_and_avx2(char *d, const char *s, const char *mask,
+                           const char *fill, size_t n)
+{
+    size_t t = 0;
+    unsigned long long v, m, f;
+    if (fill == NULL) {
+        for (; t + 32 <= n; t += 32)
+            _mm256_storeu_si256(
+                (__m256i *)(d + t),
+                _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(s + t)),
+                                 _mm256_loadu_si256((const __m256i *)(mask + t))));
+        for (; t + 8 <= n; t += 8) {
+            memcpy(&v, s + t, 8);
+            memcpy(&m, mask + t, 8);
+            v &= m;
+            memcpy(d + t, &v, 8);
+        }
+        for (; t < n; t++)
+            d[t] = (char)(s[t] & mask[t]);
+        return;
+    }
+    for (; t + 32 <= n; t += 32)
+        _mm256_storeu_si256(
+            (__m256i *)(d + t),
+            _mm256_or_si256(
+                _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(s + t)),
+                                 _mm256_loadu_si256((const __m256i *)(mask + t))),
+                _mm256_loadu_si256((const __m256i *)(fill + t))));
+    for (; t + 8 <= n; t += 8) {
+        memcpy(&v, s + t, 8);
+        memcpy(&m, mask + t, 8);
+        memcpy(&f, fill + t, 8);
+        v = (v & m) | f;
+        memcpy(d + t, &v, 8);
+    }
+    for (; t < n; t++)
+        d[t] = (char)((s[t] & mask[t]) | fill[t]);
+}
+
+#define TRILU_AVX512 __attribute__((target("avx512f,avx512bw,bmi2")))
+
+/* The first n bytes of a vector (n <= 64). */
+TRILU_AVX512 static inline __mmask64 trilu_first(size_t n)
+{
+    return _bzhi_u64(~0ULL, (unsigned)n);
+}
+
+/* trilu_and_avx2, 64 bytes at a time, the tail under a mask. */
+TRILU_AVX512
+static void trilu_and_avx512(char *d, const char *s, const char *mask,
+                             const char *fill, size_t n)
+{
+    size_t t = 0;
+    __mmask64 k;
+    __m512i v;
+    for (; t + 64 <= n; t += 64) {
+        v = _mm512_and_si512(_mm512_loadu_si512(s + t),
+                             _mm512_loadu_si512(mask + t));
+        if (fill != NULL)
+            v = _mm512_or_si512(v, _mm512_loadu_si512(fill + t));
+        _mm512_storeu_si512(d + t, v);
+    }
+    if (t < n) {
+        k = trilu_first(n - t);
+        v = _mm512_and_si512(_mm512_maskz_loadu_epi8(k, s + t),
+                             _mm512_maskz_loadu_epi8(k, mask + t));
+        if (fill != NULL)
+            v = _mm512_or_si512(v, _mm512_maskz_loadu_epi8(k, fill + t));
+        _mm512_mask_storeu_epi8(d + t, k, v);
+    }
+}
+
+/* The bytes [lo, hi) of the vector at t, as a mask. */
+TRILU_AVX512 static inline __mmask64 trilu_span_bits(size_t t, size_t lo,
+                                                      size_t hi)
+{
+    size_t x = lo > t ? lo - t : 0, y = hi > t ? hi - t : 0;
+    if (y > 64)
+        y = 64;
+    return x >= y ? 0 : trilu_first(y) & ~trilu_first(x);
+}
+
+/* A row of n bytes at d: s's bytes over [lo, hi), the fill f elsewhere (a
+ * 16-byte pattern whose element width divides 16, as _stream.h's, its byte
+ * j at row byte j % 16). Bytes of s outside [lo, hi) are not read. Three
+ * forms, the fewest instructions a row for each: rows that keep their end
+ * (triu's), their start (tril's), or neither (a band's). */
+#define TRILU_ROW TRILU_AVX512 __attribute__((always_inline)) static inline void
+
+/* The vector at t, s's bytes where k, f's elsewhere. */
+#define TRILU_BLEND(t, k) \
+    _mm512_storeu_si512(d + (t), _mm512_mask_loadu_epi8(f, (k), s + (t)))
+
+TRILU_ROW trilu_row_end(char *d, const char *s, size_t lo, size_t n, __m512i f)
+{
+    size_t t = 0;
+    for (; t + 64 <= lo; t += 64)
+        _mm512_storeu_si512(d + t, f);
+    if (t + 64 <= n) {                     /* lo - t < 64 here */
+        TRILU_BLEND(t, ~0ULL << (lo - t));
+        for (t += 64; t + 64 <= n; t += 64)
+            _mm512_storeu_si512(d + t, _mm512_loadu_si512(s + t));
+    }
+    if (t < n)
+        _mm512_mask_storeu_epi8(d + t, trilu_first(n - t), _mm512_mask_loadu_epi8(
+            f, lo > t ? ~0ULL << (lo - t) : ~0ULL, s + t));
+}
+
+TRILU_ROW trilu_row_start(char *d, const char *s, size_t hi, size_t n,
+                          __m512i f)
+{
+    size_t t = 0;
+    for (; t + 64 <= hi; t += 64)
+        _mm512_storeu_si512(d + t, _mm512_loadu_si512(s + t));
+    if (t + 64 <= n) {                     /* hi - t < 64 here */
+        TRILU_BLEND(t, trilu_first(hi - t));
+        for (t += 64; t + 64 <= n; t += 64)
+            _mm512_storeu_si512(d + t, f);
+    }
+    if (t < n)
+        _mm512_mask_storeu_epi8(d + t, trilu_first(n - t), _mm512_mask_loadu_epi8(
+            f, hi > t ? trilu_first(hi - t) : 0, s + t));
+}
+
+TRILU_ROW trilu_row_band(char *d, const char *s, size_t lo, size_t hi, size_t n,
+                         __m512i f)
+{
+    size_t t = 0;
+    for (; t + 64 <= lo; t += 64)
+        _mm512_storeu_si512(d + t, f);
+    if (t < lo && t < hi && t + 64 <= n) {
+        TRILU_BLEND(t, trilu_span_bits(t, lo, hi));
+        t += 64;
+    }
+    for (; t + 64 <= hi; t += 64)
+        _mm512_storeu_si512(d + t, _mm512_loadu_si512(s + t));
+    if (t < hi && t + 64 <= n) {
+        TRILU_BLEND(t, trilu_span_bits(t, lo, hi));
+        t += 64;
+    }
+    for (; t + 64 <= n; t += 64)
+        _mm512_storeu_si512(d + t, f);
+    if (t < n)
+        _mm512_mask_storeu_epi8(d + t, trilu_first(n - t), _mm512_mask_loadu_epi8(
+            f, trilu_span_bits(t, lo, hi), s + t));
+}
+
+/* Rows [i0, i1) of a band (a, b) of a matrix of `cols` elements of w bytes
+ * (row i keeps columns [i + a, i + b + 1), clipped), each one of the row
+ * forms above: one call a run of rows, the spans computed in the loop. */
+#define TRILU_ROWS(row, ...)                                  \
+    for (i = i0; i < i1; i++, x += w, d += dst_row, s += src_row) { \
+        lo = x < 0 ? 0 : (x > n ? n : x);                     \
+        hi = x + span < lo ? lo : (x + span > n ? n : x + span); \
+        row(d, s, __VA_ARGS__, (size_t)n, f);                 \
+    }
+
+TRILU_AVX512
+static void trilu_rows_avx512(char *d, const char *s, ptrdiff_t dst_row,
+                              ptrdiff_t src_row, ptrdiff_t i0, ptrdiff_t i1,
+                              ptrdiff_t a, ptrdiff_t b, ptrdiff_t cols,
+                              ptrdiff_t w, const char *fill)
+{
+    const __m512i f = _mm512_broadcast_i32x4(
+        _mm_loadu_si128((const __m128i *)fill));
+    const ptrdiff_t n = cols * w, span = (b - a + 1) * w;
+    ptrdiff_t i, x = (i0 + a) * w, lo, hi;  /* x: row i's i + a, in bytes */
+    if (i0 + b + 1 >= cols)                 /* every row keeps its end */
+        TRILU_ROWS(trilu_row_end, (size_t)lo)
+    else if (i1 - 1 + a <= 0)               /* every row keeps its start */
+        TRILU_ROWS(trilu_row_start, (size_t)hi)
+    else
+        TRILU_ROWS(trilu_row_band, (size_t)lo, (size_t)hi)
+}
+
+/* CPUID says so, and the OS saves the registers (libgcc and compiler-rt
+ * check XGETBV for that). */
+static int trilu_avx2_usable(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
+}
+
+static int trilu_avx512_usable(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+        && __builtin_cpu_supports("bmi2");
+}
+
+#else   /* never called: */
+static void trilu_and_avx2(char *d, const char *s, const char *mask,
+                           const char *fill, size_t n)
+{
+    (void)d; (void)s; (void)mask; (void)fill; (void)n;
+}
+
+static void trilu_and_avx512(char *d, const char *s, const char *mask,
+                             const char *fill, size_t n)
+{
+    (void)d; (void)s; (void)mask; (void)fill; (void)n;
+}
+
+static void trilu_rows_avx512(char *d, const char *s, ptrdiff_t dst_row,
+                              ptrdiff_t src_row, ptrdiff_t i0, ptrdiff_t i1,
+                              ptrdiff_t a, ptrdiff_t b, ptrdiff_t cols,
+                              ptrdiff_t w, const char *fill)
+{
+    (void)d; (void)s; (void)dst_row; (void)src_row; (void)i0; (void)i1;
+    (void)a; (void)b; (void)cols; (void)w; (void)fill;
+}
+
+static int trilu_avx2_usable(void)
+{
+    return 0;
+}
+
+static int trilu_avx512_usable(void)
+{
+    return 0;
+}
+
+#endif
+
+#endif /* TRILU_SIMD_H */
