@@ -228,7 +228,9 @@ def test_a_failing_registration_never_breaks_the_import(tmp_path) -> None:
             import threadpoolctl
         print(threadpoolctl.__name__, [str(w.message) for w in caught])
         """,
-        PYTHONPATH=str(tmp_path),
+        PYTHONPATH=os.pathsep.join(
+            filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])
+        ),
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("threadpoolctl [")

@@ -82,6 +82,12 @@ def _vector_loops():
     return ("portable", "avx2", "avx512")[_vectors]
 
 
+def _vector_row_bytes():
+    """The shortest crossed rows the AVX-512 row loop writes (shorter ones are
+    ANDed with a keep-mask)."""
+    return VECTOR_ROW_BYTES
+
+
 ctypedef struct u128:          # complex128, long double, 16-byte strings
     uint64_t lo
     uint64_t hi

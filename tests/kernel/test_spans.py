@@ -286,8 +286,8 @@ LEVELS = {"portable": {"TRILU_AVX2": "0"}, "avx2": {"TRILU_AVX512": "0"}, "wides
 def test_vector_loops_with_a_fill(level: str) -> None:
     """Each level of _simd.h's loops (portable, AVX2, the widest the CPU has)
     against the oracle, with every fill: the keep-mask AND of short rows and
-    tiny matrices, and rows of 192 bytes or more (one loop each under
-    AVX-512) over every band, their batches contiguous, sliced or with rows
+    tiny matrices, and rows long enough for AVX-512's loop (one each) over
+    every band, their batches contiguous, sliced or with rows
     apart."""
     # Imported here, not at the top: the fresh interpreter imports this module
     # for its helpers, and _cases's imports (ml_dtypes: 1-1.5 s) are not needed.
@@ -308,7 +308,7 @@ def test_vector_loops_with_a_fill(level: str) -> None:
                     check(x, -1, 2, fill)
         rows = 0
         for dtype in FILLS:
-            cols = -(-200 // np.dtype(dtype).itemsize) + 3
+            cols = -(-_kernel._vector_row_bytes() // np.dtype(dtype).itemsize) + 3
             x = data(dtype, (4, 9, cols))
             for v in (x, x[::2], x[:, ::2]):
                 for lo, hi in bounds(9, cols):
@@ -330,7 +330,7 @@ def _mask_jobs() -> list[tuple[np.ndarray, int | None, int | None, bytes | None]
     """Jobs with masks (band_mask, matrices) that differ from the first in
     one thing each of what the masks depend on."""
     x = data("int8", (64, 64))
-    f4 = data("float32", (64, 64))
+    f4 = data("float32", (64, 40))  # (rows short of the AVX-512 row loop's)
     batch = data("int16", (300, 5, 6))
     return [
         (x, 1, None, None),
@@ -377,8 +377,8 @@ def test_kept_masks_are_the_jobs_own() -> None:
 
 def test_in_cache_matrices_take_the_in_cache_walks() -> None:
     """The plans of matrices in cache: rows under 512 bytes whose mask fits
-    the kept slot are ANDed with it, but for rows of 192 bytes or more where
-    AVX-512 writes each crossed row in one loop; longer rows are copied
+    the kept slot are ANDed with it, but for rows AVX-512 writes in one loop
+    each (_vector_row_bytes or more); longer rows are copied
     without fetching rows ahead, which only a source beyond the L2 does."""
     vector = _kernel._vector_loops() == "avx512"
     for dtype, n in [("int8", 64), ("int8", 256), ("float32", 64), ("float64", 22),
@@ -386,7 +386,8 @@ def test_in_cache_matrices_take_the_in_cache_walks() -> None:
         row = n * np.dtype(dtype).itemsize
         for k, upper in [(0, True), (-1, False), (5, True)]:
             plan = _kernel.explain(data(dtype, (n, n)), k, upper)
-            want = ("rows", True) if vector and row >= 192 else ("band_mask", False)
+            looped = vector and row >= _kernel._vector_row_bytes()
+            want = ("rows", True) if looped else ("band_mask", False)
             assert (plan["method"], plan["vector"]) == want, (dtype, n, k, plan)
     for dtype, n in [("float32", 128), ("int8", 362), ("float64", 256),
                      ("complex128", 32), ("float32", 362)]:  # fmt: skip
