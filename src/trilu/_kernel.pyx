@@ -242,17 +242,111 @@ cdef void run_plan(Plan *p) noexcept:
         run_job(&p.job, p.nb, p.threads)
 
 
+# --- batches side by side -----------------------------------------------------------
+#
+# A batch whose axes are the fastest (numpy's Fortran order of a stack, or a
+# stack transposed to the front) holds each position (i, j) of its matrices as
+# one run of nb elements, and every matrix has the same band: the job is one
+# matrix of wide elements (each a position's run), the fill repeated nb times.
+# Walked matrix by matrix instead, each element read or written would be a
+# line of its own, shared with the batch's next matrices.
+
+
+cdef Py_ssize_t side_by_side(cnp.ndarray x, const cnp.npy_intp *strides) noexcept:
+    """How many matrices x's batch holds side by side, as its elements would
+    lie with these strides (x's own, or its result's): the batch axes longer
+    than 1 one contiguous run of nb elements, each next axis stepping over
+    the run so far, and both matrix axes over the whole run; 0 where not."""
+    cdef int d, nd = cnp.PyArray_NDIM(x)
+    cdef Py_ssize_t run = cnp.PyArray_ITEMSIZE(x), nb = 1
+    cdef unsigned long used = 0, batch = 0
+    for d in range(nd - 2):
+        if cnp.PyArray_DIMS(x)[d] > 1:
+            batch |= 1UL << d
+    while used != batch:
+        for d in range(nd - 2):
+            if batch >> d & 1 and not used >> d & 1 and strides[d] == run:
+                break
+        else:
+            return 0
+        used |= 1UL << d
+        run *= cnp.PyArray_DIMS(x)[d]
+        nb *= cnp.PyArray_DIMS(x)[d]
+    for d in range(nd - 2, nd):
+        if cnp.PyArray_DIMS(x)[d] > 1 and magnitude(strides[d]) < run:
+            return 0
+    return nb if nb > 1 and run > 0 else 0
+
+
+cdef Py_ssize_t folds(cnp.ndarray src, cnp.ndarray dst, Order order,
+                      cnp.npy_intp *strides) noexcept:
+    """The matrices band_of walks as one matrix of wide elements: src's batch
+    side by side, and dst's (or, where None, a fresh result's in `order`,
+    whose strides go into `strides`) laid out alike; 0 where not."""
+    cdef int d, nd = cnp.PyArray_NDIM(src)
+    cdef Py_ssize_t nb
+    if nd < 3 or cnp.PyArray_SIZE(src) == 0:
+        return 0
+    nb = side_by_side(src, cnp.PyArray_STRIDES(src))
+    if nb == 0:
+        return 0
+    if dst is None:
+        result_strides(src, resolve(src, order), cnp.PyArray_ITEMSIZE(src), strides)
+    else:
+        memcpy(strides, cnp.PyArray_STRIDES(dst), nd * sizeof(cnp.npy_intp))
+    for d in range(nd - 2):
+        if (cnp.PyArray_DIMS(src)[d] > 1
+                and strides[d] != cnp.PyArray_STRIDES(src)[d]):
+            return 0
+    return nb if side_by_side(src, strides) == nb else 0
+
+
+cdef cnp.ndarray folded(cnp.ndarray x, cnp.npy_intp *strides, object wide):
+    """x's matrices as one matrix of `wide` elements, on x's data, with
+    these strides' matrix axes."""
+    cdef int nd = cnp.PyArray_NDIM(x)
+    return view(wide, <const char *>cnp.PyArray_DATA(x), 2,
+                cnp.PyArray_DIMS(x) + nd - 2, strides + nd - 2)
+
+
+cdef object wide_fill(object fill, Py_ssize_t nb):
+    """A wide element's fill: the element's, nb times."""
+    return None if fill is None else fill * nb
+
+
+cdef bint zeros_fill(object fill):
+    return fill is None or (type(fill) is bytes and fill.count(0) == len(fill))
+
+
 cdef cnp.ndarray band_of(cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
                          Py_ssize_t b, object fill, Order order, bint rest=True,
                          const char *xor=NULL, bint sheared=False):
     """Write band (a, b) of src (clamped), the rest `fill` (or nothing,
     without `rest`), into dst (a fresh result where None); return dst.
-    (`xor`, `sheared`: as prepare's.)"""
+    (`xor`, `sheared`: as prepare's.) A batch side by side (folds) is walked
+    as one matrix of wide elements."""
     cdef Plan p
-    cdef Py_ssize_t need
+    cdef Py_ssize_t need, nb
     cdef char pattern[PATTERN_BYTES]
     cdef const char *masks = NULL
     cdef char *built = NULL
+    cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
+    cdef Order o
+    cdef Allocation how
+    cdef object wide
+    if xor == NULL and not sheared:
+        nb = folds(src, dst, order, strides)
+        if nb:
+            wide = np.dtype((np.void, nb * cnp.PyArray_ITEMSIZE(src)))
+            if dst is None:
+                o = resolve(src, order)
+                how = allocation(src, strides, o, a, b, zeros_fill(fill))
+                dst = new_result(src, how, o, strides)
+                rest = rest and (how == MALLOC or how == RECYCLED)
+            band_of(folded(src, cnp.PyArray_STRIDES(src), wide),
+                    folded(dst, cnp.PyArray_STRIDES(dst), wide), a, b,
+                    wide_fill(fill, nb), TRIU_ORDER, rest)
+            return dst
     set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(src), pattern,
              cnp.PyArray_NBYTES(src))
     prepare(&p, src, dst, a, b, order, rest, xor, sheared)
@@ -545,13 +639,32 @@ _ALLOCATIONS = {MALLOC: "malloc", RECYCLED: "recycled", CALLOC: "calloc",
 
 cdef dict describe(cnp.ndarray src, cnp.ndarray out, Py_ssize_t a, Py_ssize_t b,
                    object fill, Order order):
-    """The plan prepare makes for band_of, as a dict."""
+    """The plan prepare makes for band_of, as a dict; a batch side by side
+    (folds): the plan of its one matrix of wide elements, `folded` the number
+    of matrices each holds."""
     cdef Plan p
     cdef char pattern[PATTERN_BYTES]
     cdef int nd = cnp.PyArray_NDIM(src)
     cdef dict info = {}
     cdef Py_ssize_t *e = p.job.edge
     cdef bint lead_kept
+    cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
+    cdef Py_ssize_t nb = folds(src, out, order, strides)
+    cdef object wide
+    if nb:
+        wide = np.dtype((np.void, nb * cnp.PyArray_ITEMSIZE(src)))
+        # (a fresh result: a stand-in of its strides, on bytes never written)
+        info = describe(folded(src, cnp.PyArray_STRIDES(src), wide),
+                        view(wide, _zeros32, 2, cnp.PyArray_DIMS(src) + nd - 2,
+                             strides + nd - 2) if out is None
+                        else folded(out, strides, wide),
+                        a, b, wide_fill(fill, nb), TRIU_ORDER)
+        if out is None:
+            info["allocation"] = _ALLOCATIONS[allocation(
+                src, strides, resolve(src, order), a, b, zeros_fill(fill))]
+            info["strides"] = tuple([strides[d] for d in range(nd)])
+        info["folded"] = nb
+        return info
     set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(src), pattern,
              cnp.PyArray_NBYTES(src))
     prepare(&p, src, out, a, b, order)

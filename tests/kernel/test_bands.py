@@ -176,6 +176,60 @@ def test_batch_methods(shape: tuple[int, ...], method: str) -> None:
             every_mode(x[1::3], k, upper)  # a strided batch
 
 
+SIDE_BY_SIDE = {
+    # a batch whose matrices lie side by side: each position one run of them,
+    # the first batch axis the fastest (F) or the last (a stack of (n, m, ...)
+    # moved to the front)
+    "F": np.asfortranarray,
+    "stack-to-front": lambda x: np.moveaxis(
+        np.ascontiguousarray(np.moveaxis(x, (-2, -1), (0, 1))), (0, 1), (-2, -1)
+    ),
+}
+
+
+@pytest.mark.usefixtures("threads")
+@pytest.mark.parametrize("layout", list(SIDE_BY_SIDE))
+@pytest.mark.parametrize("dtype", [np.int8, np.float32, np.complex128, "V5"])
+@pytest.mark.parametrize(
+    "shape", [(6, 5, 7), (2, 3, 5, 7), (64, 40, 40), (1, 3, 300, 200)], ids=str
+)
+def test_batch_side_by_side(layout: str, dtype: Any, shape: tuple[int, ...]) -> None:
+    """A batch whose matrices lie side by side is walked as one matrix of wide
+    elements (explain: folded), fresh, into out= laid out alike and in place,
+    with fills; an out= laid out otherwise, or a batch not one run (sliced),
+    takes the walk of each matrix. Every result numpy's bytes and layout."""
+    x = SIDE_BY_SIDE[layout](nonzero_bytes(dtype, shape))
+    nb = int(np.prod(x.shape[:-2]))
+    fastest = min(
+        (d for d in range(x.ndim - 2) if x.shape[d] > 1), key=x.strides.__getitem__
+    )
+    gaps = x[(slice(None),) * fastest + (slice(None, None, 2),)]  # not one run
+    for k in (-2, 0, 3):
+        for upper in (True, False):
+            want = numpy_oracle(x, k, upper)
+            plan = _kernel.explain(x, k, upper)
+            assert plan["folded"] == nb, plan
+            assert func(upper)(x, k).strides == want.strides
+            every_mode(x, k, upper)
+            out = SIDE_BY_SIDE[layout](garbage_like(x))  # out= laid out alike
+            assert _kernel.explain(x, k, upper, out)["folded"] == nb
+            assert_same(func(upper)(x, k, out=out), want)
+            y = np.copy(x, order="K")  # in place, laid out as x
+            assert _kernel.explain(y, k, upper, y)["folded"] == nb
+            assert func(upper)(y, k, out=y) is y
+            assert_same(y, want)
+            c = garbage_like(np.ascontiguousarray(x))  # out= of another layout
+            assert "folded" not in _kernel.explain(x, k, upper, c)
+            assert_same(func(upper)(x, k, out=c), want)
+            assert "folded" not in _kernel.explain(gaps, k, upper)
+            every_mode(gaps, k, upper)
+    if np.dtype(dtype).kind == "f":  # a fill: each wide element's, the element's
+        fill = np.array(-np.inf, dtype)
+        want = np.where(np.tri(*x.shape[-2:], -1, bool), fill, x)
+        assert_same(trilu.triu(x, fill=fill), want)
+        assert _kernel.explain_band(x, 0, None, None, fill.tobytes())["folded"] == nb
+
+
 # --- allocations -----------------------------------------------------------------
 
 
