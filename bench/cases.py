@@ -50,6 +50,8 @@ def _cases() -> list[Case]:
         Case("2048x2048 float64 k=-100", (2048, 2048), "float64", False, -100),
         Case("2048x2048 float64 Fortran", (2048, 2048), "float64", layout="F"),
         Case("2048x2048 float32 [::2,::2]", (2048, 2048), "float32", layout="step2"),
+        # a stack in Fortran order: its matrices side by side
+        Case("64x128x128 float32 Fortran", (64, 128, 128), "float32", layout="F"),
     ]
     for label, shape, dtype in [
         ("1024x64x64 float32", (1024, 64, 64), "float32"),

@@ -312,7 +312,7 @@ def test_no_bytes_at_all() -> None:
     ("view", "bulk"),
     [
         (lambda a: a, True),
-        (np.asfortranarray, False),  # the batch axis is the contiguous one
+        (np.asfortranarray, True),  # the batch side by side: one matrix of runs
         (lambda a: a.swapaxes(-1, -2), True),  # a transposed batch
         (lambda a: a[:, ::-1, ::-1], False),  # read backwards
         (lambda a: a.transpose(1, 2, 0)[::2], False),
