@@ -375,6 +375,9 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
                   and (job.fill.byte >= 0 or 16 % job.width == 0)
                   and cnp.PyArray_NBYTES(src) >= STREAM_MIN_BYTES)
     job.prefetch = cnp.PyArray_NBYTES(src) >= PREFETCH_MIN_BYTES
+    # (in cache: a source beyond the L2 keeps memcpy's and the prefetch's
+    # ways with memory, a result streamed its streaming stores)
+    vector = vector and not job.prefetch and not job.stream
     job.method = STRIDED
     if job.across:
         job.method = TILED
@@ -420,7 +423,7 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
                       and job.dst_row % LINE_BYTES == 0))
                   and (job.method != MATRICES
                        or (job.flat and job.block * job.matrix_bytes % 64 == 0)))
-    job.vector = vector and job.method == ROWS and not job.stream and not job.prefetch
+    job.vector = vector and job.method == ROWS and not job.stream
     return nb
 
 
