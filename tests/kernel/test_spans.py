@@ -405,6 +405,13 @@ def test_in_cache_matrices_take_the_in_cache_walks() -> None:
             False,
         ), shape
         check(data("float32", shape), 0, None, None, modes=("fresh", "out"))
+    # a batch of short rows beyond the L2 keeps the AND
+    plan = _kernel.explain(data("float32", (1024, 64, 64)), 0, True)
+    assert (plan["method"], plan["prefetch"], plan["vector"]) == (
+        "band_mask",
+        True,
+        False,
+    )
     # in place, the kept part is already there: the row loop would rewrite it
     x = data("int8", (256, 256))
     assert not _kernel.explain(x, 0, True, x)["vector"]
