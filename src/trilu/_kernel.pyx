@@ -318,6 +318,29 @@ cdef bint zeros_fill(object fill):
     return fill is None or (type(fill) is bytes and fill.count(0) == len(fill))
 
 
+cdef object band_folded(cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
+                        Py_ssize_t b, object fill, Order order, bint rest):
+    """band_of of a batch side by side (folds): one matrix of wide elements,
+    the fill repeated; return dst, or None where the batch is not so."""
+    cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
+    cdef Py_ssize_t nb = folds(src, dst, order, strides)
+    cdef object wide
+    cdef Order o
+    cdef Allocation how
+    if nb == 0:
+        return None
+    wide = np.dtype((np.void, nb * cnp.PyArray_ITEMSIZE(src)))
+    if dst is None:
+        o = resolve(src, order)
+        how = allocation(src, strides, o, a, b, zeros_fill(fill))
+        dst = new_result(src, how, o, strides)
+        rest = rest and (how == MALLOC or how == RECYCLED)
+    band_of(folded(src, cnp.PyArray_STRIDES(src), wide),
+            folded(dst, cnp.PyArray_STRIDES(dst), wide), a, b,
+            wide_fill(fill, nb), TRIU_ORDER, rest)
+    return dst
+
+
 cdef cnp.ndarray band_of(cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
                          Py_ssize_t b, object fill, Order order, bint rest=True,
                          const char *xor=NULL, bint sheared=False):
@@ -326,27 +349,15 @@ cdef cnp.ndarray band_of(cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
     (`xor`, `sheared`: as prepare's.) A batch side by side (folds) is walked
     as one matrix of wide elements."""
     cdef Plan p
-    cdef Py_ssize_t need, nb
+    cdef Py_ssize_t need
     cdef char pattern[PATTERN_BYTES]
     cdef const char *masks = NULL
     cdef char *built = NULL
-    cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
-    cdef Order o
-    cdef Allocation how
-    cdef object wide
-    if xor == NULL and not sheared:
-        nb = folds(src, dst, order, strides)
-        if nb:
-            wide = np.dtype((np.void, nb * cnp.PyArray_ITEMSIZE(src)))
-            if dst is None:
-                o = resolve(src, order)
-                how = allocation(src, strides, o, a, b, zeros_fill(fill))
-                dst = new_result(src, how, o, strides)
-                rest = rest and (how == MALLOC or how == RECYCLED)
-            band_of(folded(src, cnp.PyArray_STRIDES(src), wide),
-                    folded(dst, cnp.PyArray_STRIDES(dst), wide), a, b,
-                    wide_fill(fill, nb), TRIU_ORDER, rest)
-            return dst
+    cdef object result
+    if cnp.PyArray_NDIM(src) > 2 and xor == NULL and not sheared:
+        result = band_folded(src, dst, a, b, fill, order, rest)
+        if result is not None:
+            return result
     set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(src), pattern,
              cnp.PyArray_NBYTES(src))
     prepare(&p, src, dst, a, b, order, rest, xor, sheared)

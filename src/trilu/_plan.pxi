@@ -323,15 +323,11 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
     cdef int d, nd = cnp.PyArray_NDIM(src)
     cdef Py_ssize_t nb = 1, row, lines
     cdef bint masked = job.fill.byte != 0     # a fill-mask beside the keep-mask
-    cdef bint vector
     job.src = <const char *>cnp.PyArray_DATA(src)
     job.dst = NULL             # (set once dst exists)
     job.width = cnp.PyArray_ITEMSIZE(src)
     job.rows = cnp.PyArray_DIMS(src)[nd - 2]
     job.cols = cnp.PyArray_DIMS(src)[nd - 1]
-    # crossed rows, each written by one loop of a 16-byte fill seed (_simd.h)
-    vector = (_vectors == AVX512 and job.copy_kept and job.fill_rest
-              and (job.fill.byte >= 0 or 16 % job.width == 0))
     job.src_row = cnp.PyArray_STRIDES(src)[nd - 2]
     job.src_col = cnp.PyArray_STRIDES(src)[nd - 1]
     job.dst_row = dst_strides[nd - 2]
@@ -375,10 +371,8 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
                   and (job.fill.byte >= 0 or 16 % job.width == 0)
                   and cnp.PyArray_NBYTES(src) >= STREAM_MIN_BYTES)
     job.prefetch = cnp.PyArray_NBYTES(src) >= PREFETCH_MIN_BYTES
-    # (in cache: a source beyond the L2 keeps memcpy's and the prefetch's
-    # ways with memory, a result streamed its streaming stores)
-    vector = vector and not job.prefetch and not job.stream
     job.method = STRIDED
+    job.vector = False
     if job.across:
         job.method = TILED
     elif job.xor != NULL and job.src_col == job.width:
@@ -387,11 +381,17 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
         job.method = TILED
     elif job.src_col == job.width and job.dst_col == job.width:
         job.method = ROWS
+        # crossed rows, each one loop of a 16-byte fill seed (_simd.h), in
+        # cache: a source beyond the L2 keeps memcpy's and the prefetch's ways
+        # with memory, a result streamed its streaming stores
+        job.vector = (_vectors == AVX512 and job.copy_kept and job.fill_rest
+                      and not job.prefetch and not job.stream
+                      and (job.fill.byte >= 0 or 16 % job.width == 0))
         if (crossed_rows(job) and job.src_row == row and job.dst_row == row
                 and row < MASK_ROW_BYTES and not job.band_only):
             if nb >= 2 and job.matrix_bytes <= TINY_MATRIX_BYTES:
                 job.method = MATRICES
-            elif ((not vector or row < VECTOR_ROW_BYTES)
+            elif ((not job.vector or row < VECTOR_ROW_BYTES)
                   and crossed_rows(job) * row * (1 + masked) <= MASK_MAX_BYTES):
                 job.method = BAND_MASK
 
@@ -423,7 +423,7 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
                       and job.dst_row % LINE_BYTES == 0))
                   and (job.method != MATRICES
                        or (job.flat and job.block * job.matrix_bytes % 64 == 0)))
-    job.vector = vector and job.method == ROWS and not job.stream
+    job.vector = job.vector and job.method == ROWS and not job.stream
     return nb
 
 
