@@ -259,17 +259,17 @@ cdef Py_ssize_t side_by_side(cnp.ndarray x, const cnp.npy_intp *strides) noexcep
     the run so far, and both matrix axes over the whole run; 0 where not."""
     cdef int d, nd = cnp.PyArray_NDIM(x)
     cdef Py_ssize_t run = cnp.PyArray_ITEMSIZE(x), nb = 1
-    cdef unsigned long used = 0, batch = 0
+    cdef uint64_t used = 0, batch = 0, one = 1    # (a bit an axis: 64 at most)
     for d in range(nd - 2):
         if cnp.PyArray_DIMS(x)[d] > 1:
-            batch |= 1UL << d
+            batch |= one << d
     while used != batch:
         for d in range(nd - 2):
             if batch >> d & 1 and not used >> d & 1 and strides[d] == run:
                 break
         else:
             return 0
-        used |= 1UL << d
+        used |= one << d
         run *= cnp.PyArray_DIMS(x)[d]
         nb *= cnp.PyArray_DIMS(x)[d]
     for d in range(nd - 2, nd):
