@@ -49,6 +49,12 @@ def test_large_results_use_the_handler() -> None:
     assert get_handler_name(trilu.triu(np.ones((1024, 512)))) == expected
     assert get_handler_name(trilu.triu(np.ones((1023, 512)))) == "default_allocator"
     assert get_handler_name(np.empty(SHAPE)) == "default_allocator"
+    # pack's and unpack's results by the same rule, through the door or not
+    big = np.ones((1500, 1500))  # its upper triangle: 8.6 MiB
+    assert get_handler_name(trilu.pack(big)) == expected
+    assert get_handler_name(trilu.pack(big, order="F", out=None)) == expected
+    assert get_handler_name(trilu.pack(big[:1000, :1000])) == "default_allocator"
+    assert get_handler_name(trilu.unpack(trilu.pack(big))) == expected
 
 
 @pytest.mark.parametrize("dtype", list(SIZES.values()), ids=list(SIZES))

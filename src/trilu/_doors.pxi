@@ -384,20 +384,6 @@ def _mirror(m=MISSING, /, *args, upper=MISSING, conj=MISSING, order=MISSING,
 
 # --- pack, unpack ---------------------------------------------------------------------
 
-cdef cnp.ndarray vectors(cnp.ndarray m, Py_ssize_t count):
-    """An uninitialised C-order array of m's dtype, shape m.shape[:-2] +
-    (count,): numpy.empty's."""
-    cdef int d, nd = cnp.PyArray_NDIM(m) - 1
-    cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
-    cdef cnp.dtype descr = m.descr
-    for d in range(nd - 1):
-        dims[d] = cnp.PyArray_DIMS(m)[d]
-    dims[nd - 1] = count
-    Py_INCREF(descr)           # (stolen)
-    return PyArray_NewFromDescr(&PyArray_Type, <void *>descr, nd, dims, NULL, NULL,
-                                0, NULL)
-
-
 cdef int storage_order(object order) noexcept:
     """pack's and unpack's order= as given: 1 for "F" (columns), 0 for "C"
     or not given, -1 for any other (the Python layer's to check)."""
@@ -428,8 +414,7 @@ cdef object pack_door(object m, object k, object upper, object order, object out
     cols = cnp.PyArray_DIMS(a)[nd - 1]
     lo = bound(k if upper else None, -rows, rows, cols)
     hi = bound(None if upper else k, cols, rows, cols)
-    return packed_of(a, vectors(a, kept_in(lo, hi, rows, cols)), PACK, lo, hi, None,
-                     columns)
+    return packed_of(a, packed_result(a, lo, hi), PACK, lo, hi, None, columns)
 
 
 def _pack(m=MISSING, k=MISSING, /, *args, upper=MISSING, order=MISSING, out=MISSING,

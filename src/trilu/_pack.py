@@ -225,9 +225,7 @@ def pack(
             return m[..., r, c]
         out[...] = m[..., r, c]
         return out
-    if out is None:
-        out = np.empty(shape, m.dtype)
-    return _kernel.pack(m, out, lo, hi, columns)
+    return _kernel.pack(m, out, lo, hi, columns)  # (None: a fresh result)
 
 
 def _rows(count: int, lo: int | None, hi: int | None, k: int, upper: bool) -> int:
