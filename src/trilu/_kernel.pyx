@@ -131,6 +131,16 @@ cdef Py_ssize_t bound(object v, Py_ssize_t unbounded, Py_ssize_t rows,
     return <Py_ssize_t>min(max(x, -rows), cols)
 
 
+cdef int fill_byte(const char *e, Py_ssize_t width) noexcept:
+    """The byte value all of an element's `width` bytes have (0 for none), or
+    -1 where they differ."""
+    cdef Py_ssize_t t
+    for t in range(1, width):
+        if e[t] != e[0]:
+            return -1
+    return <uint8_t>e[0] if width else 0
+
+
 cdef int set_fill(Fill *f, object fill, Py_ssize_t width, char *buf,
                   Py_ssize_t need) except -1:
     """The Fill of a fill given as one element's bytes (None: zeros), its
@@ -150,15 +160,11 @@ cdef int set_fill(Fill *f, object fill, Py_ssize_t width, char *buf,
         raise ValueError(f"trilu: the fill must be {width} bytes, got {fill!r}")
     e = PyBytes_AS_STRING(fill)
     f.elem = e
-    for t in range(1, width):
-        if e[t] != e[0]:
-            break
-    else:
-        f.byte = <uint8_t>e[0] if width else 0
+    f.byte = fill_byte(e, width)
+    if f.byte >= 0:
         memset(buf, f.byte, 32)
         f.pattern = buf
         return 0
-    f.byte = -1
     if width > PATTERN_BYTES // 2:
         f.pattern = e
         f.pattern_bytes = width
@@ -278,14 +284,18 @@ cdef Py_ssize_t side_by_side(cnp.ndarray x, const cnp.npy_intp *strides) noexcep
     return nb if nb > 1 and run > 0 else 0
 
 
-cdef Py_ssize_t folds(cnp.ndarray src, cnp.ndarray dst, Order order,
+cdef Py_ssize_t folds(cnp.ndarray src, cnp.ndarray dst, Order order, object fill,
                       cnp.npy_intp *strides) noexcept:
     """The matrices band_of walks as one matrix of wide elements: src's batch
     side by side, and dst's (or, where None, a fresh result's in `order`,
-    whose strides go into `strides`) laid out alike; 0 where not."""
+    whose strides go into `strides`) laid out alike; 0 where not, or where
+    the fill is not one element's bytes (set_fill's error then, as any
+    call's)."""
     cdef int d, nd = cnp.PyArray_NDIM(src)
     cdef Py_ssize_t nb
-    if nd < 3 or cnp.PyArray_SIZE(src) == 0:
+    if nd < 3 or cnp.PyArray_SIZE(src) == 0 or not (
+            fill is None or type(fill) is bytes
+            and PyBytes_GET_SIZE(fill) == cnp.PyArray_ITEMSIZE(src)):
         return 0
     nb = side_by_side(src, cnp.PyArray_STRIDES(src))
     if nb == 0:
@@ -314,8 +324,13 @@ cdef object wide_fill(object fill, Py_ssize_t nb):
     return None if fill is None else fill * nb
 
 
-cdef bint zeros_fill(object fill):
-    return fill is None or (type(fill) is bytes and fill.count(0) == len(fill))
+cdef Allocation folded_allocation(cnp.ndarray src, const cnp.npy_intp *strides,
+                                  Order order, Py_ssize_t a, Py_ssize_t b,
+                                  object fill) noexcept:
+    """allocation of a fresh result for a batch side by side (folds: strides,
+    the fill one element's bytes)."""
+    return allocation(src, strides, order, a, b, fill is None or fill_byte(
+        PyBytes_AS_STRING(fill), cnp.PyArray_ITEMSIZE(src)) == 0)
 
 
 cdef object band_folded(cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
@@ -323,7 +338,7 @@ cdef object band_folded(cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
     """band_of of a batch side by side (folds): one matrix of wide elements,
     the fill repeated; return dst, or None where the batch is not so."""
     cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
-    cdef Py_ssize_t nb = folds(src, dst, order, strides)
+    cdef Py_ssize_t nb = folds(src, dst, order, fill, strides)
     cdef object wide
     cdef Order o
     cdef Allocation how
@@ -332,7 +347,7 @@ cdef object band_folded(cnp.ndarray src, cnp.ndarray dst, Py_ssize_t a,
     wide = np.dtype((np.void, nb * cnp.PyArray_ITEMSIZE(src)))
     if dst is None:
         o = resolve(src, order)
-        how = allocation(src, strides, o, a, b, zeros_fill(fill))
+        how = folded_allocation(src, strides, o, a, b, fill)
         dst = new_result(src, how, o, strides)
         rest = rest and (how == MALLOC or how == RECYCLED)
     band_of(folded(src, cnp.PyArray_STRIDES(src), wide),
@@ -660,7 +675,7 @@ cdef dict describe(cnp.ndarray src, cnp.ndarray out, Py_ssize_t a, Py_ssize_t b,
     cdef Py_ssize_t *e = p.job.edge
     cdef bint lead_kept
     cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
-    cdef Py_ssize_t nb = folds(src, out, order, strides)
+    cdef Py_ssize_t nb = folds(src, out, order, fill, strides)
     cdef object wide
     if nb:
         wide = np.dtype((np.void, nb * cnp.PyArray_ITEMSIZE(src)))
@@ -671,8 +686,8 @@ cdef dict describe(cnp.ndarray src, cnp.ndarray out, Py_ssize_t a, Py_ssize_t b,
                         else folded(out, strides, wide),
                         a, b, wide_fill(fill, nb), TRIU_ORDER)
         if out is None:
-            info["allocation"] = _ALLOCATIONS[allocation(
-                src, strides, resolve(src, order), a, b, zeros_fill(fill))]
+            info["allocation"] = _ALLOCATIONS[folded_allocation(
+                src, strides, resolve(src, order), a, b, fill)]
             info["strides"] = tuple([strides[d] for d in range(nd)])
         info["folded"] = nb
         return info

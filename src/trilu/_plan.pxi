@@ -423,7 +423,7 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
                       and job.dst_row % LINE_BYTES == 0))
                   and (job.method != MATRICES
                        or (job.flat and job.block * job.matrix_bytes % 64 == 0)))
-    job.vector = job.vector and job.method == ROWS and not job.stream
+    job.vector = job.vector and job.method == ROWS   # (not a mask's)
     return nb
 
 

@@ -287,8 +287,7 @@ def test_vector_loops_with_a_fill(level: str) -> None:
     """Each level of _simd.h's loops (portable, AVX2, the widest the CPU has)
     against the oracle, with every fill: the keep-mask AND of short rows and
     tiny matrices, and rows long enough for AVX-512's loop (one each) over
-    every band, their batches contiguous, sliced or with rows
-    apart."""
+    every band, their batches contiguous, sliced or with rows apart."""
     # Imported here, not at the top: the fresh interpreter imports this module
     # for its helpers, and _cases's imports (ml_dtypes: 1-1.5 s) are not needed.
     from _cases import run_python  # noqa: PLC0415
