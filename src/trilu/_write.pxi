@@ -317,7 +317,7 @@ cdef void gather_tile(elem_t *tag, const char **scol, Py_ssize_t sstep,
     sstep (src runs down its columns), XOR `xor` where given. scol also holds
     the `ahead` columns after the tile's, whose runs are fetched ahead. A
     column at a time, one run of src each."""
-    cdef Py_ssize_t i, j, top, bottom, line = (j1 - j0) * w
+    cdef Py_ssize_t i, j, top, bottom, stop, line = (j1 - j0) * w
     # the elements of a run a cache line holds (one, where sstep is a line)
     cdef Py_ssize_t per_line = max(1, 64 // w) if sstep == w or sstep == -w else 1
     cdef const char *s
@@ -336,7 +336,8 @@ cdef void gather_tile(elem_t *tag, const char **scol, Py_ssize_t sstep,
             # apart are nothing a hardware prefetcher follows
             p = scol[j + ACROSS_AHEAD - j0]
             i = clip(j + ACROSS_AHEAD - b, i0, i1)
-            while i < clip(j + ACROSS_AHEAD - a + 1, i, i1):
+            stop = clip(j + ACROSS_AHEAD - a + 1, i, i1)
+            while i < stop:
                 trilu_prefetch(p + i * sstep)
                 i += per_line
         if elem_t is any_width:
@@ -570,7 +571,13 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
         b1 = min(b0 + side, r1)
         first = cols
         last = 0
-        for i in range(b0, b1):
+        if job.across and job.copy_kept:
+            # src's runs read along, all a strip needs is its columns: from
+            # its first row's start to its last row's end (a band's spans
+            # move right row by row)
+            row_span(part, job.a, job.b, cols, b0, &first, &hi)
+            row_span(part, job.a, job.b, cols, b1 - 1, &lo, &last)
+        for i in range(b0, b0 if job.across else b1):
             row_span(part, job.a, job.b, cols, i, &lo, &hi)
             mlo = mhi = 0
             if job.mirror:
