@@ -453,16 +453,19 @@ cdef Py_ssize_t compare_tile(elem_t *tag, char **drow, Py_ssize_t dstep,
                              const char **scol, Py_ssize_t sstep, Py_ssize_t i0,
                              Py_ssize_t i1, Py_ssize_t j0, Py_ssize_t j1,
                              Py_ssize_t a, Py_ssize_t b, Py_ssize_t w,
-                             const Check *c, char *buf,
-                             Py_ssize_t ahead) noexcept nogil:
+                             const Check *c, char *buf, Py_ssize_t ahead,
+                             char **prow, Py_ssize_t pstep) noexcept nogil:
     """across_tile's elements compared with those at drow[i - i0] + j * dstep
     (contiguous: dstep == w) instead of written there: how many of their
-    numbers differ (Check)."""
+    numbers differ (Check). The latter are copied to prow[i - i0] + j * pstep
+    on the way, read from memory once for both."""
     cdef Py_ssize_t i, lo, hi, n = 0, line = (j1 - j0) * w
     gather_tile(tag, scol, sstep, i0, i1, j0, j1, a, b, w, NULL, buf, ahead)
     for i in range(i0, i1):
         lo = clip(i + a, j0, j1)
         hi = clip(i + b + 1, lo, j1)
+        copy_elems(tag, prow[i - i0] + lo * pstep, pstep, drow[i - i0] + lo * w, w,
+                   hi - lo, w)
         n += differ(drow[i - i0] + lo * w, buf + (i - i0) * line + (lo - j0) * w,
                     (hi - lo) * (w // c.part), c)
     return n
@@ -538,7 +541,8 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     across_rows at a time: what each row reads along (a packed line, or a
     matrix row) and its fill, then what the strip reads across by tiles: a
     band's src down its columns, the packed lines' columns, PACK's matrix
-    down its columns, or a checked PACK's transpose. A band walked `across`
+    down its columns, or a checked PACK's transpose (and its rows, packed
+    by the same tiles: read once for both). A band walked `across`
     instead writes the strip's src rows across, into dst's rows that run
     down the walk's columns; a mirrored UNPACK writes the strip's own lines,
     still in cache, across: the other band, down the strip's columns of
@@ -561,6 +565,7 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef Py_ssize_t b0, b1, c0, c1, i, j, lo, hi, mlo, mhi, first, last, ahead
     cdef Py_ssize_t unequal = 0, nonzero = 0
     cdef char *drow[ACROSS_MAX]
+    cdef char *prow[ACROSS_MAX]    # (a checked PACK's packed lines)
     cdef const char *scol[ACROSS_MAX + ACROSS_AHEAD]
     cdef char buf[ACROSS_TILE_BYTES]
     cdef const char *src = job.src + so
@@ -582,11 +587,10 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
             mlo = mhi = 0
             if job.mirror:
                 row_span(CROSSED, job.ma, job.mb, cols, i, &mlo, &mhi)
-            if job.check != NULL:  # packed along, compared with the transpose
+            if job.check != NULL:  # packed by tiles, compared with the transpose
                 d = <char *>src + i * job.src_row
                 drow[i - b0] = d
-                copy_elems(tag, job.dst + do + packed_line(job, i, step) + lo * step,
-                           step, d + lo * job.src_col, job.src_col, hi - lo, w)
+                prow[i - b0] = job.dst + do + packed_line(job, i, step)
                 if i < cols:   # the diagonal: x == x (no NaN), x == 0
                     x = d + i * job.src_col
                     if differ(x, x, w // job.check.part, job.check):
@@ -659,7 +663,7 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
             if job.check != NULL:
                 unequal += compare_tile(tag, drow, dstep, scol, sstep, b0, b1, c0,
                                         c1, ta, tb, w, job.check, buf,
-                                        min(ACROSS_AHEAD, last - c1))
+                                        min(ACROSS_AHEAD, last - c1), prow, step)
             else:
                 across_tile(tag, drow, dstep, scol, sstep, b0, b1, c0, c1, ta, tb,
                             w, txor, buf, min(ACROSS_AHEAD, last - c1), False,
