@@ -12,6 +12,7 @@ solve_banded, eig_banded and cholesky_banded on the result; the errors.
 from __future__ import annotations
 
 import itertools
+import sys
 from functools import partial
 from typing import Any
 
@@ -33,6 +34,7 @@ from _cases import (
     layout,
     layout_ok,
     make,
+    run_python,
     snapshot,
     to_banded_oracle,
 )
@@ -213,6 +215,50 @@ def test_large(case: tuple[Any, ...], threads: int, rng) -> None:
         call = partial(trilu.from_banded, exp, lower, upper, n=rows, fill=fill)
         assert_same(call(), want)
         check_out(call, exp, want, "F" if fill is None else "C", rng)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect: Linux")
+def test_reads_the_band_only() -> None:
+    """A matrix flush against pages that cannot be read, before it and
+    after it (and its band storage likewise): to_banded and from_banded
+    read the band and nothing around it, through the transposed walks (a
+    read along rows, four 8-byte runs at a time where the CPU has AVX2,
+    and one down columns), in a fresh interpreter that a stray read would
+    kill."""
+    proc = run_python(
+        """
+        import ctypes, mmap
+        import numpy as np, trilu
+        page = mmap.PAGESIZE
+        mprotect = ctypes.CDLL(None, use_errno=True).mprotect
+
+        def flush(shape, dtype):
+            size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+            assert size % page == 0
+            buf = mmap.mmap(-1, size + 2 * page)
+            base = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+            for at in (base, base + page + size):  # PROT_NONE
+                assert mprotect(ctypes.c_void_p(at), page, 0) == 0
+            x = np.frombuffer(buf, dtype, int(np.prod(shape)), page).reshape(shape)
+            x[...] = np.arange(x.size).reshape(shape) % 251 + 1
+            return x
+
+        for dtype, n in ((np.float64, 512), (np.float32, 512), (np.int8, 1024)):
+            x = flush((n, n), dtype)
+            for a in (x, x.T):
+                for lower, upper in ((8, 8), (0, 40), (40, 0), (3, 300), (n - 1, n - 1)):
+                    got = trilu.to_banded(a, lower, upper)
+                    want = trilu.to_banded(a.copy(), lower, upper)
+                    assert np.array_equal(got, want)
+        for lower, upper in ((8, 8), (0, 13), (21, 2)):
+            ab = flush((lower + upper + 1, 4096), np.float64)
+            got = trilu.from_banded(ab, lower, upper)
+            assert np.array_equal(got, trilu.from_banded(ab.copy(), lower, upper))
+        print("read the band only")
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "read the band only"
 
 
 # --- scipy reads it --------------------------------------------------------------------

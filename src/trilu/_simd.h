@@ -6,7 +6,8 @@
  * - AVX2: the keep-mask AND, d = s & mask | fill, 32 bytes at a time. The
  *   portable loop compiles to 16-byte SSE2 loads and stores, the baseline
  *   every wheel targets; twice the width halves the loads and stores of a
- *   pass that is bound by them in cache.
+ *   pass that is bound by them in cache. And the transposed walk's gather
+ *   of 8-byte elements, a 4x4 block in registers at a time.
  * - AVX-512 (F, BW and BMI2): the same AND 64 bytes at a time, and a whole
  *   row (fill, kept span, fill) in one loop of 64-byte stores, the bytes at
  *   the span's edges and the row's tail chosen by a mask register. A short
@@ -14,7 +15,7 @@
  *   memcpy cost a call each and a keep-mask one more load a store.
  *
  * TRILU_AVX2=0 in the environment keeps the portable loops, TRILU_AVX512=0
- * the AVX2 one (_write.pxi reads them).
+ * the AVX2 ones (_write.pxi reads them).
  */
 #ifndef TRILU_SIMD_H
 #define TRILU_SIMD_H
@@ -66,6 +67,41 @@ static void trilu_and_avx2(char *d, const char *s, const char *mask,
     }
     for (; t < n; t++)
         d[t] = (char)((s[t] & mask[t]) | fill[t]);
+}
+
+/* The transposed walk's gather of 8-byte elements, four runs at a time:
+ * element i of run k (at s[k] + i * step, step 8 or -8: runs along a row,
+ * read forwards or backwards) to t + i * line + 8 * k, for i in [lo, hi),
+ * a 4x4 block in registers at a time; returns where the blocks stopped. A
+ * load and a store move four elements, where the scalar gather moves one. */
+__attribute__((target("avx2")))
+static ptrdiff_t trilu_transpose4_avx2(char *t, ptrdiff_t line,
+                                       const char *const *s, ptrdiff_t step,
+                                       ptrdiff_t lo, ptrdiff_t hi)
+{
+    ptrdiff_t i = lo;
+    int k;
+    __m256d r[4], a0, a1, a2, a3;
+    for (; i + 4 <= hi; i += 4) {
+        for (k = 0; k < 4; k++)
+            r[k] = step > 0
+                ? _mm256_loadu_pd((const double *)(s[k] + 8 * i))
+                /* elements i + 3 .. i, reversed */
+                : _mm256_permute4x64_pd(
+                      _mm256_loadu_pd((const double *)(s[k] - 8 * (i + 3))), 0x1B);
+        a0 = _mm256_unpacklo_pd(r[0], r[1]);
+        a1 = _mm256_unpackhi_pd(r[0], r[1]);
+        a2 = _mm256_unpacklo_pd(r[2], r[3]);
+        a3 = _mm256_unpackhi_pd(r[2], r[3]);
+        _mm256_storeu_pd((double *)(t + i * line), _mm256_permute2f128_pd(a0, a2, 0x20));
+        _mm256_storeu_pd((double *)(t + (i + 1) * line),
+                         _mm256_permute2f128_pd(a1, a3, 0x20));
+        _mm256_storeu_pd((double *)(t + (i + 2) * line),
+                         _mm256_permute2f128_pd(a0, a2, 0x31));
+        _mm256_storeu_pd((double *)(t + (i + 3) * line),
+                         _mm256_permute2f128_pd(a1, a3, 0x31));
+    }
+    return i;
 }
 
 #define TRILU_AVX512 __attribute__((target("avx512f,avx512bw,bmi2")))
@@ -230,6 +266,14 @@ static void trilu_and_avx512(char *d, const char *s, const char *mask,
                              const char *fill, size_t n)
 {
     (void)d; (void)s; (void)mask; (void)fill; (void)n;
+}
+
+static ptrdiff_t trilu_transpose4_avx2(char *t, ptrdiff_t line,
+                                       const char *const *s, ptrdiff_t step,
+                                       ptrdiff_t lo, ptrdiff_t hi)
+{
+    (void)t; (void)line; (void)s; (void)step; (void)hi;
+    return lo;
 }
 
 static void trilu_rows_avx512(char *d, const char *s, ptrdiff_t dst_row,

@@ -40,6 +40,8 @@ cdef extern from "_simd.h" nogil:
                            Py_ssize_t src_row, Py_ssize_t i0, Py_ssize_t i1,
                            Py_ssize_t a, Py_ssize_t b, Py_ssize_t cols,
                            Py_ssize_t w, const char *fill)
+    Py_ssize_t trilu_transpose4_avx2(char *t, Py_ssize_t line, const char **s,
+                                     Py_ssize_t step, Py_ssize_t lo, Py_ssize_t hi)
     int trilu_avx2_usable()    # 0 where the loop is not built
     int trilu_avx512_usable()
 
@@ -307,6 +309,20 @@ cdef void strided_rows(elem_t *tag, const Job *job, Py_ssize_t so,
         d += dst_row
 
 
+cdef inline void gather_run(char *t, Py_ssize_t line, const char *s, Py_ssize_t sstep,
+                            Py_ssize_t i0, Py_ssize_t i1, const char *xor,
+                            const elem_t *x) noexcept nogil:
+    """Elements [i0, i1) of a run (at s + i * sstep) to a tile's column (at t
+    + i * line), XOR x where xor is given: gather_tile's."""
+    cdef Py_ssize_t i
+    cdef elem_t v
+    for i in range(i0, i1):
+        memcpy(&v, s + i * sstep, sizeof(elem_t))
+        if xor != NULL:
+            xor_elem(&v, x)
+        memcpy(t + i * line, &v, sizeof(elem_t))
+
+
 cdef void gather_tile(elem_t *tag, const char **scol, Py_ssize_t sstep,
                       Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t j0, Py_ssize_t j1,
                       Py_ssize_t a, Py_ssize_t b, Py_ssize_t w, const char *xor,
@@ -320,38 +336,51 @@ cdef void gather_tile(elem_t *tag, const char **scol, Py_ssize_t sstep,
     cdef Py_ssize_t i, j, top, bottom, stop, line = (j1 - j0) * w
     # the elements of a run a cache line holds (one, where sstep is a line)
     cdef Py_ssize_t per_line = max(1, 64 // w) if sstep == w or sstep == -w else 1
+    cdef Py_ssize_t k, group, lo, hi
+    # 8-byte runs along rows go four at a time through a 4x4 block in
+    # registers (_simd.h), the band's corners of the group element by element
+    cdef bint blocks = (elem_t is uint64_t and xor == NULL and _vectors != PORTABLE
+                        and (sstep == 8 or sstep == -8))
     cdef const char *s
     cdef const char *p
     cdef char *t
-    cdef elem_t v, x
+    cdef elem_t x
     if elem_t is not any_width and xor != NULL:
         memcpy(&x, xor, sizeof(elem_t))
-    for j in range(j0, j1):
-        top = clip(j - b, i0, i1)
-        bottom = clip(j - a + 1, top, i1)
-        s = scol[j - j0]
-        t = buf + (j - j0) * w - i0 * line
-        if j + ACROSS_AHEAD < j1 + ahead:
-            # the run of a column ahead, a line at a time: runs a stride
-            # apart are nothing a hardware prefetcher follows
-            p = scol[j + ACROSS_AHEAD - j0]
-            i = clip(j + ACROSS_AHEAD - b, i0, i1)
-            stop = clip(j + ACROSS_AHEAD - a + 1, i, i1)
-            while i < stop:
-                trilu_prefetch(p + i * sstep)
-                i += per_line
-        if elem_t is any_width:
-            for i in range(top, bottom):
-                if xor != NULL:
-                    copy_xor(tag, t + i * line, 0, s + i * sstep, 0, 1, w, xor)
-                else:
-                    memcpy(t + i * line, s + i * sstep, w)
-        else:
-            for i in range(top, bottom):
-                memcpy(&v, s + i * sstep, sizeof(elem_t))
-                if xor != NULL:
-                    xor_elem(&v, &x)
-                memcpy(t + i * line, &v, sizeof(elem_t))
+    j = j0
+    while j < j1:
+        group = 4 if blocks and j + 4 <= j1 else 1
+        for k in range(j, j + group):
+            if k + ACROSS_AHEAD < j1 + ahead:
+                # the run of a column ahead, a line at a time: runs a stride
+                # apart are nothing a hardware prefetcher follows
+                p = scol[k + ACROSS_AHEAD - j0]
+                i = clip(k + ACROSS_AHEAD - b, i0, i1)
+                stop = clip(k + ACROSS_AHEAD - a + 1, i, i1)
+                while i < stop:
+                    trilu_prefetch(p + i * sstep)
+                    i += per_line
+        lo = hi = i0               # the rows the blocks moved
+        if group == 4:             # (those all four runs have: the band's runs
+            lo = clip(j + 3 - b, i0, i1)   # start and end later run by run)
+            hi = trilu_transpose4_avx2(buf + (j - j0) * w - i0 * line, line,
+                                       scol + (j - j0), sstep, lo,
+                                       clip(j - a + 1, lo, i1))
+        for k in range(j, j + group):
+            top = clip(k - b, i0, i1)
+            bottom = clip(k - a + 1, top, i1)
+            s = scol[k - j0]
+            t = buf + (k - j0) * w - i0 * line
+            if elem_t is any_width:
+                for i in range(top, bottom):
+                    if xor != NULL:
+                        copy_xor(tag, t + i * line, 0, s + i * sstep, 0, 1, w, xor)
+                    else:
+                        memcpy(t + i * line, s + i * sstep, w)
+            else:              # around the blocks' rows
+                gather_run(t, line, s, sstep, top, min(lo, bottom), xor, &x)
+                gather_run(t, line, s, sstep, max(top, hi), bottom, xor, &x)
+        j += group
 
 
 cdef void across_tile(elem_t *tag, char **drow, Py_ssize_t dstep,

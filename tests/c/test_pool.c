@@ -537,6 +537,49 @@ static void check_rows(void)
     printf("rows: %d cases, AVX-512 used\n", (int)cases);
 }
 
+/* The AVX2 4x4 transposition against element-by-element copies: runs read
+ * forwards and backwards, every [lo, hi) within them, a tile line of every
+ * width in 8-byte elements that holds the four, and the bytes around each
+ * block, which must stay untouched. */
+static void check_transpose(void)
+{
+    enum { RUN = 24, LINE = 7 };
+    static unsigned long long src[4][RUN + 8];
+    static unsigned long long got[RUN * LINE + 8], want[RUN * LINE + 8];
+    const char *s[4];
+    ptrdiff_t step, lo, hi, line, i, end, stop;
+    size_t cases = 0;
+    int k;
+    if (!trilu_avx2_usable()) {
+        printf("transpose: AVX2 not used\n");
+        return;
+    }
+    for (k = 0; k < 4; k++)
+        for (i = 0; i < RUN + 8; i++)
+            src[k][i] = (unsigned long long)rnd(1UL << 31) << 32 | (unsigned long)rnd(1UL << 31);
+    for (step = -8; step <= 8; step += 16)
+        for (line = 4; line <= LINE; line++)
+            for (lo = 0; lo <= RUN; lo++)
+                for (hi = lo; hi <= RUN; hi++) {
+                    for (k = 0; k < 4; k++)  /* element i at s[k] + i * step */
+                        s[k] = (const char *)(step > 0 ? &src[k][4]
+                                              : &src[k][4 + RUN - 1]);
+                    memset(got, 0x5A, sizeof got);
+                    memset(want, 0x5A, sizeof want);
+                    end = trilu_transpose4_avx2((char *)(got + 1), line * 8, s, step,
+                                                lo, hi);
+                    stop = lo + (hi - lo) / 4 * 4;
+                    for (i = lo; i < stop; i++)
+                        for (k = 0; k < 4; k++)
+                            memcpy(want + 1 + i * line + k, s[k] + i * step, 8);
+                    CHECK(end == stop && memcmp(got, want, sizeof got) == 0,
+                          "transpose4_avx2 step=%d line=%d lo=%d hi=%d end=%d",
+                          (int)step, (int)line, (int)lo, (int)hi, (int)end);
+                    cases++;
+                }
+    printf("transpose: %d cases, AVX2 used\n", (int)cases);
+}
+
 int main(int argc, char **argv)
 {
     long calls = argc > 1 ? atol(argv[1]) : 100000;
@@ -554,6 +597,7 @@ int main(int argc, char **argv)
     check_mask_slots();
     check_stream();
     check_rows();
+    check_transpose();
     check_back_to_back(calls);
     check_after_idle();
     check_concurrent(calls / 10);
