@@ -332,13 +332,13 @@ cdef void gather_tile(elem_t *tag, const char **scol, Py_ssize_t sstep,
     [i0, i1), j in [j0, j1) and a <= j - i <= b, from scol[j - j0] + i *
     sstep (src runs down its columns), XOR `xor` where given. scol also holds
     the `ahead` columns after the tile's, whose runs are fetched ahead. A
-    column at a time, one run of src each."""
+    column at a time, one run of src each; runs of 8-byte elements along
+    rows four at a time where the CPU has AVX2, a 4x4 block in registers
+    (_simd.h), the band's corners of the four element by element."""
     cdef Py_ssize_t i, j, top, bottom, stop, line = (j1 - j0) * w
     # the elements of a run a cache line holds (one, where sstep is a line)
     cdef Py_ssize_t per_line = max(1, 64 // w) if sstep == w or sstep == -w else 1
     cdef Py_ssize_t k, group, lo, hi
-    # 8-byte runs along rows go four at a time through a 4x4 block in
-    # registers (_simd.h), the band's corners of the group element by element
     cdef bint blocks = (elem_t is uint64_t and xor == NULL and _vectors != PORTABLE
                         and (sstep == 8 or sstep == -8))
     cdef const char *s

@@ -325,6 +325,37 @@ def test_vector_loops_with_a_fill(level: str) -> None:
         assert loops in {"portable": ["portable"], "avx2": ["avx2", "portable"]}[level]
 
 
+@pytest.mark.parametrize("level", list(LEVELS))
+def test_transposed_walk_at_each_level(level: str) -> None:
+    """The transposed walk (TILED) at each level of _simd.h: its 8-byte runs
+    along rows (4x4 blocks with AVX2) and those of the other tiled widths, a
+    Fortran-ordered input's every band (and a band of few diagonals, whose
+    runs start and end a row later each) and its fills, against the oracle."""
+    from _cases import run_python  # noqa: PLC0415  (as above)
+
+    code = f"""
+        import numpy as np
+        from trilu import _kernel
+        import sys
+        sys.path[:0] = [{str(Path(__file__).parent)!r}, {str(Path(__file__).parents[1])!r}]
+        from test_spans import FILLS, bounds, check, data
+        for dtype in ["float64", "complex64", "int8", "float32", "int16"]:
+            n = max(-(-(1 << 20) // (403 * np.dtype(dtype).itemsize)), 64)
+            x = data(dtype, (403, n)).T        # columns 1 MiB apart or more
+            for lo, hi in [*bounds(*x.shape), (-2, 1), (0, 2), (-5, -3)]:
+                plan = _kernel.explain_band(x, lo, hi, None, None)
+                assert plan["method"] == "tiled", plan
+                check(x, lo, hi, None, modes=("fresh",))
+            for fill in FILLS.get(dtype, [None]):
+                check(x, -3, 7, fill, modes=("fresh", "out"))
+        print(_kernel._vector_loops())
+    """
+    proc = run_python(code, **LEVELS[level])
+    assert proc.returncode == 0, proc.stderr
+    if level != "widest":
+        assert proc.stdout.split() in (["portable"], [level])
+
+
 def _mask_jobs() -> list[tuple[np.ndarray, int | None, int | None, bytes | None]]:
     """Jobs with masks (band_mask, matrices) that differ from the first in
     one thing each of what the masks depend on."""
