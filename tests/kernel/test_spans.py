@@ -341,7 +341,7 @@ def test_transposed_walk_at_each_level(level: str) -> None:
         from test_spans import FILLS, bounds, check, data
         for dtype in ["float64", "complex64", "int8", "float32", "int16"]:
             n = max(-(-(1 << 20) // (403 * np.dtype(dtype).itemsize)), 64)
-            x = data(dtype, (403, n)).T        # columns 1 MiB apart or more
+            x = data(dtype, (403, n)).T        # its 403 columns span 1 MiB or more
             for lo, hi in [*bounds(*x.shape), (-2, 1), (0, 2), (-5, -3)]:
                 plan = _kernel.explain_band(x, lo, hi, None, None)
                 assert plan["method"] == "tiled", plan
