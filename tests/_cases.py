@@ -899,10 +899,18 @@ def count(rows: int, cols: int, k: Any, upper: bool) -> int:
     return len(indices(rows, cols, k, upper)[0])
 
 
+def index_read(x: np.ndarray, index: tuple[Any, ...]) -> np.ndarray:
+    """x[index], StringDType's through Python strings: integer-array indexing
+    misreads long strings in numpy 2.2 and 2.3 (numpy/numpy#29279)."""
+    if x.dtype.kind == "T":
+        return x.astype(object)[index].astype(x.dtype)
+    return x[index]
+
+
 def pack_oracle(x: np.ndarray, k: Any, upper: bool, order: str = "C") -> np.ndarray:
     """m[..., r, c], (r, c) as `indices` gives them."""
     r, c = indices(*x.shape[-2:], k, upper, order)
-    return x[..., r, c]
+    return index_read(x, (..., r, c))
 
 
 def unpack_oracle(
@@ -1026,7 +1034,7 @@ def from_banded_oracle(
         o[...] = as_fill(fill, ab.dtype)
     for k in range(-lower, upper + 1):
         i = np.arange(max(0, -k), max(0, min(rows, cols - k)))
-        o[..., i, i + k] = ab[..., upper - k, i + k]
+        o[..., i, i + k] = index_read(ab, (..., upper - k, i + k))
     return o
 
 

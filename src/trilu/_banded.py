@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 import numpy as np
 
-from . import _dispatch, _kernel, _validate
+from . import _dispatch, _kernel, _route, _validate
 from ._pack import _out, _size
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ def to_banded(
         if out is not None:
             ab[...] = np.zeros((), a.dtype)
         d, i, j = _positions(rows, cols, lower, upper)
-        ab[..., d, j] = a[..., i, j]
+        ab[..., d, j] = _route.gather(a, (..., i, j))
         return ab
     return _kernel.to_banded(a, out, lower, upper)
 
@@ -285,7 +285,7 @@ def from_banded(
             out = np.empty(shape, ab.dtype)
         out[...] = value if value is not None else _validate.fill(None, ab.dtype)
         d, i, j = _positions(rows, cols, lower, upper)
-        out[..., i, j] = ab[..., d, j]
+        out[..., i, j] = _route.gather(ab, (..., d, j))
         return out
     dtype = ab.dtype if out is None else out.dtype
     data = None if value is None else _validate.fill_bytes(value, dtype)

@@ -296,6 +296,25 @@ def like(
     return result
 
 
+def _from_dlpack(x: Any) -> np.ndarray:
+    """x's memory as numpy imports it through DLPack, never copied (numpy
+    before 2.1 takes no copy=, and never copies)."""
+    try:
+        array: np.ndarray = np.from_dlpack(x, copy=False)  # type: ignore[call-arg,unused-ignore]
+    except TypeError as error:
+        if "copy" not in str(error) and "keyword" not in str(error):
+            raise
+        array = np.from_dlpack(x)
+    return array
+
+
+def _dlpack_writable() -> bool:
+    """Whether numpy's DLPack import can give a writable array at all (numpy
+    1.26 to 2.2 make every import read-only): its own writable array,
+    re-imported."""
+    return bool(_from_dlpack(np.zeros(1)).flags.writeable)
+
+
 class DLPackLibrary:
     """The crossing of any library that speaks DLPack, both ways in place."""
 
@@ -312,16 +331,21 @@ class DLPackLibrary:
     def to_numpy(x: Any, writable: bool = False) -> np.ndarray:
         """x's memory as a numpy array (writable, or a TypeError saying why)."""
         try:
-            array: np.ndarray = np.from_dlpack(x, copy=False)
+            array: np.ndarray = _from_dlpack(x)
         except (BufferError, TypeError, RuntimeError) as error:
             raise TypeError(
                 f"trilu reads a {_name(type(x))} through DLPack, which numpy "
                 f"cannot import here: {error}"
             ) from None
         if writable and not array.flags.writeable:
+            why = (
+                "its library's arrays are immutable"
+                if _dlpack_writable()
+                else f"numpy {np.__version__} imports every DLPack array read-only"
+            )
             raise TypeError(
                 f"out= must be writable, and DLPack gives this "
-                f"{_name(type(x))} read-only (its library's arrays are immutable)"
+                f"{_name(type(x))} read-only ({why})"
             )
         return array
 

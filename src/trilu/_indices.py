@@ -112,7 +112,7 @@ def _numpy_indices(
         tri_ = ~_numpy_tri(n, m, _validate.triu_indices_k(k) - 1, bool)
     else:
         tri_ = _numpy_tri(n, m, k, bool)
-    shape: tuple[int, int] = tri_.shape
+    shape = (int(tri_.shape[0]), int(tri_.shape[1]))
     rows, cols = np.indices(shape, sparse=True)
     return np.broadcast_to(rows, shape)[tri_], np.broadcast_to(cols, shape)[tri_]
 

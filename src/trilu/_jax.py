@@ -27,6 +27,7 @@ then), never by ``import trilu``.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +39,9 @@ from . import _api, _dispatch, _kernel, _pack
 
 buffer_callback: Any
 try:
-    from jax.experimental.buffer_callback import buffer_callback
+    buffer_callback = importlib.import_module(
+        "jax.experimental.buffer_callback"
+    ).buffer_callback
 except ImportError:  # JAX before 0.6.1
     buffer_callback = None
 

@@ -222,8 +222,8 @@ def pack(
         rows, cols = m.shape[-2:]
         r, c = _indices(rows, cols, k, upper, columns)
         if out is None:
-            return m[..., r, c]
-        out[...] = m[..., r, c]
+            return _route.gather(m, (..., r, c))
+        out[...] = _route.gather(m, (..., r, c))
         return out
     return _kernel.pack(m, out, lo, hi, columns)  # (None: a fresh result)
 
@@ -602,8 +602,7 @@ def _to_vector(x: np.ndarray, checks: Any) -> np.ndarray:
             raise _distance_error(x, symmetric=True)
     if x.dtype.hasobject:
         r, c = _kernel.triangle_indices(n, n, 1, True)
-        packed: np.ndarray = x[r, c]
-        return packed
+        return _route.gather(x, (r, c))
     return _kernel.pack(x, None, 1, None)
 
 

@@ -37,6 +37,33 @@ def _by_reference(
     return out
 
 
+def _strings_indexed_right() -> bool:
+    """Whether numpy's integer-array indexing reads StringDType's long
+    strings right: numpy 2.2 and 2.3 read some as other bytes
+    (numpy/numpy#29279; the probe is that issue's example)."""
+    string = getattr(np.dtypes, "StringDType", None)
+    if string is None:
+        return True
+    rows = [["A" * 17], ["B" * 29], ["C" * 17]]
+    a = np.array(rows, dtype=string())
+    return [a[[i]].tolist() for i in range(3)] == [[row] for row in rows]
+
+
+_STRINGS_INDEXED_RIGHT = _strings_indexed_right()
+
+
+def gather(x: np.ndarray, index: tuple[Any, ...]) -> np.ndarray:
+    """x[index] by integer arrays, for dtypes that hold references: numpy's
+    indexing, which copies the references (the very objects), through Python
+    strings where numpy's would misread StringDType."""
+    got: np.ndarray = (
+        x.astype(object)[index].astype(x.dtype)
+        if x.dtype.kind == "T" and not _STRINGS_INDEXED_RIGHT
+        else x[index]
+    )
+    return got
+
+
 def recast(m: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """A copy of m in dtype: m's dtype in another byte order, or packed."""
     # numpy's astype leaves generic-unit datetimes unswapped: swap the bytes
