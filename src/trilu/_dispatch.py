@@ -296,15 +296,17 @@ def like(
     return result
 
 
+# numpy 2.1 gave np.from_dlpack its copy= (before, an import never copies)
+_DLPACK_COPY = np.lib.NumpyVersion(np.__version__) >= "2.1.0"
+
+
 def _from_dlpack(x: Any) -> np.ndarray:
-    """x's memory as numpy imports it through DLPack, never copied (numpy
-    before 2.1 takes no copy=, and never copies)."""
-    try:
-        array: np.ndarray = np.from_dlpack(x, copy=False)  # type: ignore[call-arg,unused-ignore]
-    except TypeError as error:
-        if "copy" not in str(error) and "keyword" not in str(error):
-            raise
-        array = np.from_dlpack(x)
+    """x's memory as numpy imports it through DLPack, never copied."""
+    array: np.ndarray = (
+        np.from_dlpack(x, copy=False)  # type: ignore[call-arg,unused-ignore]
+        if _DLPACK_COPY
+        else np.from_dlpack(x)
+    )
     return array
 
 
