@@ -486,6 +486,40 @@ def test_unpack_out(dtype: np.dtype, rng) -> None:
     every(OUT_MODES, check)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "float32", "complex128", "V5"])
+def test_unpack_rows_as_a_band(dtype: str, rng) -> None:
+    """An UNPACK into contiguous rows from contiguous lines writes them as a
+    band's rows (the kernel's explain_packed says so), with another source
+    cursor: every band of a matrix of short and of long rows, each fill,
+    rows a gap apart; where the lines or the rows are strided, the span
+    walk."""
+    from trilu import _kernel  # noqa: PLC0415
+
+    dtype_ = np.dtype(dtype)
+    cycle = [None, *fill_cycle(dtype_)[:2]]
+    taken = 0
+    for i, (n, m) in enumerate([(9, 7), (5, 200)]):
+        for k, upper in itertools.product(range(-n - 1, m + 2, 3), (True, False)):
+            v = make(dtype_, (3, count(n, m, k, upper)), rng)
+            fill = cycle[(i + k) % len(cycle)]
+            exp = unpack_oracle(v, n, m, k, upper, fill)
+            wide = np.empty((3, n, m + 3), dtype_)
+            for out, lines in [(np.empty((3, n, m), dtype_), v), (wide[..., :m], v),
+                               (np.empty((3, n, 2 * m), dtype_)[..., ::2], v),
+                               (np.empty((3, n, m), dtype_), v.repeat(2, -1)[..., ::2])]:  # fmt: skip
+                lo, hi = (k_int(k), None) if upper else (None, k_int(k))
+                elem = None if fill is None else np.array(fill, dtype_).tobytes()
+                plan = _kernel.explain_packed(out, lines, True, lo, hi, False, elem)
+                along = out.strides[-1] == lines.strides[-1] == dtype_.itemsize
+                if plan:  # (empty: nothing to move)
+                    assert plan["rows"] == (along and plan["method"] == "strided")
+                taken += plan.get("rows", False)
+                got = trilu.unpack(lines, n, m, k, upper=upper, fill=fill, out=out)
+                assert got is out
+                assert_same(out, exp)
+    assert taken
+
+
 @pytest.mark.parametrize("dtype", dtype_params(ALL_DTYPES))
 def test_unpack_out_overlapping_input(dtype: np.dtype, rng) -> None:
     """out= sharing memory with v (from its first byte, or within it): v's

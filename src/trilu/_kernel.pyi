@@ -40,6 +40,15 @@ def explain_band(
     fill: bytes | None = None,
     order: object = None,
 ) -> dict[str, object]: ...
+def explain_packed(
+    mat: np.ndarray,
+    vec: np.ndarray,
+    unpack: bool,
+    lo: int | None,
+    hi: int | None,
+    columns: bool = False,
+    fill: bytes | None = None,
+) -> dict[str, object]: ...
 def mirror(
     src: np.ndarray,
     dst: np.ndarray | None,

@@ -515,20 +515,14 @@ cdef cnp.ndarray fresh(cnp.dtype descr, int nd, const cnp.npy_intp *dims,
     return new_result(like, how[0], C_ORDER, strides)
 
 
-cdef cnp.ndarray packed_of(cnp.ndarray mat, cnp.ndarray vec, Packed packed,
-                           Py_ssize_t a, Py_ssize_t b, object fill, bint columns,
-                           bint rest=True, bint mirror=False, const char *xor=NULL,
-                           const Check *check=NULL, Py_ssize_t *found=NULL):
-    """Run a PACK or UNPACK job between matrices and vectors whose lines are
-    the band's spans of the rows, or of the columns; the band clamped.
-    Without `rest`, unpacked matrices are fresh zero pages: no fill written.
-    With `mirror` (square matrices), an UNPACK also writes the band's
-    transpose where the band is not, each element XOR `xor` where given.
-    With `check`, a PACK of the strict upper triangle also counts in `found`
-    what makes the matrices other than symmetric with a zero diagonal."""
-    cdef Plan p
-    cdef char pattern[PATTERN_BYTES]
-    cdef Py_ssize_t offsets[OFFSETS_MAX]
+cdef bint plan_packed_job(Plan *p, cnp.ndarray mat, cnp.ndarray vec, Packed packed,
+                          Py_ssize_t a, Py_ssize_t b, object fill, bint columns,
+                          bint rest, bint mirror, const char *xor,
+                          const Check *check, Py_ssize_t *found, char *pattern,
+                          Py_ssize_t *offsets) except -1:
+    """The plan of packed_of's job (its arguments; pattern and offsets its
+    buffers, PATTERN_BYTES and OFFSETS_MAX), shared among threads; False
+    where there is nothing to move."""
     set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(vec), pattern,
              cnp.PyArray_NBYTES(mat))
     if b < a:
@@ -545,15 +539,31 @@ cdef cnp.ndarray packed_of(cnp.ndarray mat, cnp.ndarray vec, Packed packed,
         mirror_band(a, b, cnp.PyArray_DIMS(mat)[cnp.PyArray_NDIM(mat) - 1],
                     &p.job.ma, &p.job.mb)
     if cnp.PyArray_SIZE(mat) == 0 or cnp.PyArray_ITEMSIZE(vec) == 0:
-        return mat if packed == UNPACK else vec
+        return False
     p.nb = plan_packed(&p.job, mat, cnp.PyArray_STRIDES(mat), vec, a, b, columns,
                        offsets)
-    if packed == UNPACK:
-        p.job.dst = <char *>cnp.PyArray_DATA(mat)
-    else:
-        p.job.dst = <char *>cnp.PyArray_DATA(vec)
-    share(&p)
-    run_plan(&p)
+    share(p)
+    return True
+
+
+cdef cnp.ndarray packed_of(cnp.ndarray mat, cnp.ndarray vec, Packed packed,
+                           Py_ssize_t a, Py_ssize_t b, object fill, bint columns,
+                           bint rest=True, bint mirror=False, const char *xor=NULL,
+                           const Check *check=NULL, Py_ssize_t *found=NULL):
+    """Run a PACK or UNPACK job between matrices and vectors whose lines are
+    the band's spans of the rows, or of the columns; the band clamped.
+    Without `rest`, unpacked matrices are fresh zero pages: no fill written.
+    With `mirror` (square matrices), an UNPACK also writes the band's
+    transpose where the band is not, each element XOR `xor` where given.
+    With `check`, a PACK of the strict upper triangle also counts in `found`
+    what makes the matrices other than symmetric with a zero diagonal."""
+    cdef Plan p
+    cdef char pattern[PATTERN_BYTES]
+    cdef Py_ssize_t offsets[OFFSETS_MAX]
+    if plan_packed_job(&p, mat, vec, packed, a, b, fill, columns, rest, mirror, xor,
+                       check, found, pattern, offsets):
+        p.job.dst = <char *>cnp.PyArray_DATA(mat if packed == UNPACK else vec)
+        run_plan(&p)
     return mat if packed == UNPACK else vec
 
 
@@ -738,6 +748,28 @@ def explain_band(cnp.ndarray src not None, object lo, object hi,
     cdef Py_ssize_t cols = cnp.PyArray_DIMS(src)[nd - 1]
     return describe(src, out, bound(lo, -rows, rows, cols),
                     bound(hi, cols, rows, cols), fill, <Order>order_code(order))
+
+
+def explain_packed(cnp.ndarray mat not None, cnp.ndarray vec not None, bint unpack,
+                   object lo, object hi, bint columns=False, object fill=None):
+    """What ``pack(mat, vec, lo, hi, columns)`` (or ``unpack(vec, mat, lo,
+    hi, fill, columns)``, its result not fresh) would do, as a dict for
+    tests: the method, stream, threads, and rows: an UNPACK's rows written as
+    a band's (contiguous_rows). Nothing is written."""
+    cdef Plan p
+    cdef char pattern[PATTERN_BYTES]
+    cdef Py_ssize_t offsets[OFFSETS_MAX]
+    cdef int nd = matrix_dims(mat)
+    cdef Py_ssize_t rows = cnp.PyArray_DIMS(mat)[nd - 2]
+    cdef Py_ssize_t cols = cnp.PyArray_DIMS(mat)[nd - 1]
+    if not plan_packed_job(&p, mat, vec, UNPACK if unpack else PACK,
+                           bound(lo, -rows, rows, cols), bound(hi, cols, rows, cols),
+                           fill, columns, True, False, NULL, NULL, NULL, pattern,
+                           offsets):
+        return {}
+    return dict(method=_METHODS[p.job.method], stream=p.job.stream,
+                threads=p.threads, rows=p.job.method == STRIDED and unpacked_along(
+                    &p.job))
 
 
 include "_banded.pxi"

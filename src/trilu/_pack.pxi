@@ -19,14 +19,21 @@ cdef enum:
     OFFSETS_MAX = 2048
 
 
+cdef inline bint unpacked_along(const Job *job) noexcept nogil:
+    """Whether an UNPACK's rows, contiguous, get their spans from contiguous
+    lines: a band's rows (contiguous_rows), src another cursor."""
+    return (job.packed == UNPACK and job.dst_col == job.width
+            and job.src_col == job.width and job.xor == NULL)
+
+
 cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                       Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
     """Rows [r0, r1) of a matrix to (PACK) or from (UNPACK) the packed
     vector, each row's span along its line; unpacked rows get the fill
     outside their span."""
-    cdef Py_ssize_t i, lo, hi, w = job.width, cols = job.cols
+    cdef Py_ssize_t i, lo, hi, w = job.width, cols = job.cols, a = job.a, b = job.b
     cdef bint pack = job.packed == PACK
-    cdef Py_ssize_t at = kept_in(job.a, job.b, r0, cols)
+    cdef Py_ssize_t at = kept_in(a, b, r0, cols)
     # the matrix side and the packed side: src and dst as the job goes
     cdef Py_ssize_t mrow = job.src_row if pack else job.dst_row
     cdef Py_ssize_t mcol = job.src_col if pack else job.dst_col
@@ -45,12 +52,19 @@ cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
         else:
             fill_bytes(m, (r1 - r0) * cols * w, job.fill)
         return
-    for i in range(r0, r1):
-        row_span(part, job.a, job.b, cols, i, &lo, &hi)
-        if pack:
+    if unpacked_along(job):
+        contiguous_rows(job, so, do, r0, r1, part, p)
+        return
+    if pack:                   # (the band in locals: memcpy may write *job)
+        for i in range(r0, r1):
+            row_span(part, a, b, cols, i, &lo, &hi)
             copy_elems(tag, p, pcol, m + lo * mcol, mcol, hi - lo, w)
-        else:
-            unpacked_row(tag, job, m, p - lo * pcol, lo, hi, NULL, 0, 0)
+            p += (hi - lo) * pcol
+            m += mrow
+        return
+    for i in range(r0, r1):    # (the rows or the lines strided)
+        row_span(part, a, b, cols, i, &lo, &hi)
+        unpacked_row(tag, job, m, p - lo * pcol, lo, hi, NULL, 0, 0)
         p += (hi - lo) * pcol
         m += mrow
 
@@ -223,4 +237,5 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
     job.stream = (TRILU_STREAM and not pack and job.method != MATRICES
                   and mcol == w and (job.fill.byte >= 0 or 16 % w == 0)
                   and nb * job.matrix_bytes >= STREAM_MIN_BYTES)
+    job.prefetch = job.vector = False     # (contiguous_rows's: band jobs')
     return nb

@@ -86,7 +86,7 @@ cdef void each_row(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
     if job.method == TILED:
         write(TILED_ROWS, job, so, do, r0, r1, part)
     elif job.method != STRIDED:
-        contiguous_rows(job, so, do, r0, r1, part)
+        contiguous_rows(job, so, do, r0, r1, part, NULL)
     else:
         write(STRIDED_ROWS, job, so, do, r0, r1, part)
 
@@ -119,7 +119,7 @@ cdef void crossed(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
     cdef Py_ssize_t at = mask_at(job, r0)
     cdef const char *fill = NULL
     if job.method == ROWS:     # (inlined here with the part known)
-        contiguous_rows(job, so, do, r0, r1, CROSSED)
+        contiguous_rows(job, so, do, r0, r1, CROSSED, NULL)
     elif job.method != BAND_MASK:
         each_row(job, so, do, r0, r1, CROSSED)
     else:

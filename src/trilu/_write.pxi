@@ -706,11 +706,13 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
 
 
 cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
-                                 Py_ssize_t r0, Py_ssize_t r1,
-                                 Part part) noexcept nogil:
+                                 Py_ssize_t r0, Py_ssize_t r1, Part part,
+                                 const char *line) noexcept nogil:
     """Rows [r0, r1) of a matrix, elements contiguous: a fill, a memcpy and a
     fill each, in address order, or one vector loop each (job.vector); for
-    large results, one pass of streaming stores each (_stream.h)."""
+    large results, one pass of streaming stores each (_stream.h). The kept
+    spans are read from src's rows, or where `line` is given from packed
+    lines from there, each right after the one before (an UNPACK's)."""
     cdef Py_ssize_t i, lo, hi, ahead, t, rows = job.rows, w = job.width
     cdef Py_ssize_t cols = job.cols, a = job.a, b = job.b, n = job.cols * w
     cdef Py_ssize_t src_row = job.src_row, dst_row = job.dst_row
@@ -732,6 +734,9 @@ cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
         row_span(part, a, b, cols, i, &lo, &hi)
         lo *= w                    # in bytes from here
         hi *= w
+        if line != NULL:           # the span's first byte, src's byte lo
+            s = line - lo
+            line += hi - lo
         if not stream:
             if rest and lo > 0:
                 fill_bytes(d, lo, f)
