@@ -26,6 +26,12 @@ cdef enum:
     # loop's per-row cost (the edges' masks, its branches) outweighs the
     # keep-mask's extra load a store.
     VECTOR_ROW_BYTES = 192
+    # AVX2's rows of triu and tril, each ANDed with a window of a ramp (no
+    # mask read beyond it), cost less than the keep-mask AND from eight
+    # vectors a row on: below, the row's fixed cost (its window, the loop's
+    # exit, the overlapping last vector) outweighs the mask's loads. Up to
+    # the ramp's 512 bytes; longer rows are a fill and a memcpy each.
+    EDGE_ROW_BYTES = 256
     # A matrix this small is ANDed whole, a block of MASK_BLOCK_BYTES of
     # consecutive matrices per pass: its runs would cost three calls, where
     # one pass over it from L2 costs less.
@@ -315,6 +321,22 @@ cdef bint tiled(const Job *job) noexcept:
             and magnitude(job.src_row) < magnitude(job.src_col))
 
 
+cdef inline Py_ssize_t vector_row_bytes() noexcept nogil:
+    """The shortest crossed rows the level's row loop writes where a
+    keep-mask could (shorter ones are ANDed with it)."""
+    return EDGE_ROW_BYTES if _vectors == AVX2 else VECTOR_ROW_BYTES
+
+
+cdef inline bint row_loop(Py_ssize_t row, bint one_edge) noexcept nogil:
+    """Whether the level's row loop (_simd.h) can write crossed rows of `row`
+    bytes, of a band whose crossed rows all keep their end or all their
+    start (one_edge) or not: AVX-512's any, AVX2's triu's and tril's from
+    EDGE_ROW_BYTES to its ramp's length."""
+    if _vectors == AVX512:
+        return True
+    return _vectors == AVX2 and one_edge and EDGE_ROW_BYTES <= row <= TRILU_RAMP
+
+
 cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
                      Py_ssize_t a, Py_ssize_t b) noexcept:
     """Fill the job for src -> dst of these strides (src non-empty; the band
@@ -384,14 +406,17 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
         # crossed rows, each one loop of a 16-byte fill seed (_simd.h), in
         # cache: a source beyond the L2 keeps memcpy's and the prefetch's ways
         # with memory, a result streamed its streaming stores
-        job.vector = (_vectors == AVX512 and job.copy_kept and job.fill_rest
+        # (AVX2's reads src's rows whole: never a sheared view's)
+        job.vector = (row_loop(row, job.b >= job.cols - 1 or job.a <= 1 - job.rows)
+                      and not (_vectors == AVX2 and job.band_only)
+                      and job.copy_kept and job.fill_rest
                       and not job.prefetch and not job.stream
                       and (job.fill.byte >= 0 or 16 % job.width == 0))
         if (crossed_rows(job) and job.src_row == row and job.dst_row == row
                 and row < MASK_ROW_BYTES and not job.band_only):
             if nb >= 2 and job.matrix_bytes <= TINY_MATRIX_BYTES:
                 job.method = MATRICES
-            elif ((not job.vector or row < VECTOR_ROW_BYTES)
+            elif ((not job.vector or row < vector_row_bytes())
                   and crossed_rows(job) * row * (1 + masked) <= MASK_MAX_BYTES):
                 job.method = BAND_MASK
 

@@ -6,8 +6,10 @@
  * - AVX2: the keep-mask AND, d = s & mask | fill, 32 bytes at a time. The
  *   portable loop compiles to 16-byte SSE2 loads and stores, the baseline
  *   every wheel targets; twice the width halves the loads and stores of a
- *   pass that is bound by them in cache. And the transposed walk's gather
- *   of 8-byte elements, a 4x4 block in registers at a time.
+ *   pass that is bound by them in cache. The rows of triu and tril, each
+ *   ANDed with (or blended by) a window of a ramp: the mask costs a load
+ *   from L1D, not a pass over a mask of the rows. And the transposed walk's
+ *   gather of 8-byte elements, a 4x4 block in registers at a time.
  * - AVX-512 (F, BW and BMI2): the same AND 64 bytes at a time, and a whole
  *   row (fill, kept span, fill) in one loop of 64-byte stores, the bytes at
  *   the span's edges and the row's tail chosen by a mask register. A short
@@ -102,6 +104,70 @@ static ptrdiff_t trilu_transpose4_avx2(char *t, ptrdiff_t line,
                          _mm256_permute2f128_pd(a1, a3, 0x31));
     }
     return i;
+}
+
+/* The keep-mask of a row's span from one edge x (0 <= x <= 512), as a
+ * window of a ramp: the bytes of TRILU_FROM(x) are 0xFF from byte x on, those
+ * of TRILU_BEFORE(x) before it, for rows of up to 512 bytes. */
+enum { TRILU_RAMP = 512 };
+#define TRILU_FROM(x) (trilu_ramp + TRILU_RAMP - (x))
+#define TRILU_BEFORE(x) (trilu_ramp + 2 * TRILU_RAMP - (x))
+static const unsigned char trilu_ramp[3 * TRILU_RAMP] = {
+#define TRILU_R8(v) v, v, v, v, v, v, v, v
+#define TRILU_R64(v) TRILU_R8(v), TRILU_R8(v), TRILU_R8(v), TRILU_R8(v), \
+    TRILU_R8(v), TRILU_R8(v), TRILU_R8(v), TRILU_R8(v)
+#define TRILU_R512(v) TRILU_R64(v), TRILU_R64(v), TRILU_R64(v), TRILU_R64(v), \
+    TRILU_R64(v), TRILU_R64(v), TRILU_R64(v), TRILU_R64(v)
+    TRILU_R512(0), TRILU_R512(255), TRILU_R512(0)
+#undef TRILU_R512
+#undef TRILU_R64
+#undef TRILU_R8
+};
+
+/* The vector at t of a row: s's bytes where the window m is 0xFF, else the
+ * fill's (zeros: an AND). */
+#define TRILU_EDGE(t)                                                         \
+    do {                                                                      \
+        __m256i v_ = _mm256_loadu_si256((const __m256i *)(s + (t)));          \
+        __m256i m_ = _mm256_loadu_si256((const __m256i *)(m + (t)));          \
+        _mm256_storeu_si256((__m256i *)(d + (t)), zeros                       \
+            ? _mm256_and_si256(v_, m_) : _mm256_blendv_epi8(f, v_, m_));      \
+    } while (0)
+
+/* Rows [i0, i1) of a band (a, b) of a matrix of `cols` elements of w bytes,
+ * rows of 32 to 512 bytes that all keep their end (triu's) or all their
+ * start (tril's): each row's bytes ANDed with its keep-mask, a window of a
+ * ramp (no mask read from memory beyond it, no branch on the span), or
+ * blended with the fill (a 16-byte pattern whose element width divides 16;
+ * NULL: zeros), 32 bytes at a time; a row whose length is not a multiple of
+ * 32 ends with a vector that overlaps the one before, at a whole element,
+ * where the pattern's phase holds. Reads s's rows whole, not only their
+ * spans. */
+__attribute__((target("avx2")))
+static void trilu_edge_rows_avx2(char *d, const char *s, ptrdiff_t dst_row,
+                                 ptrdiff_t src_row, ptrdiff_t i0, ptrdiff_t i1,
+                                 ptrdiff_t a, ptrdiff_t b, ptrdiff_t cols,
+                                 ptrdiff_t w, const char *fill)
+{
+    const int zeros = fill == NULL, end = i0 + b + 1 >= cols;
+    const __m256i f = zeros ? _mm256_setzero_si256() : _mm256_broadcastsi128_si256(
+        _mm_loadu_si128((const __m128i *)fill));
+    const ptrdiff_t n = cols * w;
+    ptrdiff_t i, t, e, x = (end ? i0 + a : i0 + b + 1) * w;  /* the edge */
+    const unsigned char *m;
+    for (i = i0; i < i1; i++, x += w, d += dst_row, s += src_row) {
+        e = x < 0 ? 0 : (x > n ? n : x);
+        m = end ? TRILU_FROM(e) : TRILU_BEFORE(e);
+#if defined(__clang__)
+#pragma clang loop unroll_count(4)
+#else
+#pragma GCC unroll 4
+#endif
+        for (t = 0; t + 32 <= n; t += 32)
+            TRILU_EDGE(t);
+        if (t < n)
+            TRILU_EDGE(n - 32);
+    }
 }
 
 #define TRILU_AVX512 __attribute__((target("avx512f,avx512bw,bmi2")))
@@ -266,6 +332,15 @@ static void trilu_and_avx512(char *d, const char *s, const char *mask,
                              const char *fill, size_t n)
 {
     (void)d; (void)s; (void)mask; (void)fill; (void)n;
+}
+
+static void trilu_edge_rows_avx2(char *d, const char *s, ptrdiff_t dst_row,
+                                 ptrdiff_t src_row, ptrdiff_t i0, ptrdiff_t i1,
+                                 ptrdiff_t a, ptrdiff_t b, ptrdiff_t cols,
+                                 ptrdiff_t w, const char *fill)
+{
+    (void)d; (void)s; (void)dst_row; (void)src_row; (void)i0; (void)i1;
+    (void)a; (void)b; (void)cols; (void)w; (void)fill;
 }
 
 static ptrdiff_t trilu_transpose4_avx2(char *t, ptrdiff_t line,

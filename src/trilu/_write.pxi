@@ -36,6 +36,11 @@ cdef extern from "_simd.h" nogil:
                         const char *fill, size_t n)
     void trilu_and_avx512(char *d, const char *s, const char *mask,
                           const char *fill, size_t n)
+    enum: TRILU_RAMP           # 512: the longest rows of trilu_edge_rows_avx2
+    void trilu_edge_rows_avx2(char *d, const char *s, Py_ssize_t dst_row,
+                              Py_ssize_t src_row, Py_ssize_t i0, Py_ssize_t i1,
+                              Py_ssize_t a, Py_ssize_t b, Py_ssize_t cols,
+                              Py_ssize_t w, const char *fill)
     void trilu_rows_avx512(char *d, const char *s, Py_ssize_t dst_row,
                            Py_ssize_t src_row, Py_ssize_t i0, Py_ssize_t i1,
                            Py_ssize_t a, Py_ssize_t b, Py_ssize_t cols,
@@ -57,7 +62,7 @@ cdef extern from "_mask.h" nogil:
 
 cdef enum Vectors:             # the vector loops in use (_simd.h)
     PORTABLE
-    AVX2                       # the keep-mask AND
+    AVX2                       # the keep-mask AND, and triu's and tril's rows
     AVX512                     # the AND, and rows written in one loop
 
 
@@ -84,10 +89,17 @@ def _vector_loops():
     return ("portable", "avx2", "avx512")[_vectors]
 
 
+def _row_loop(Py_ssize_t row, bint one_edge):
+    """Whether the row loop in use can write crossed rows of `row` bytes of a
+    band whose crossed rows all keep their end or all their start
+    (one_edge) or not (plan's row_loop)."""
+    return row_loop(row, one_edge)
+
+
 def _vector_row_bytes():
-    """The shortest crossed rows the AVX-512 row loop writes (shorter ones are
-    ANDed with a keep-mask)."""
-    return VECTOR_ROW_BYTES
+    """The shortest crossed rows the row loop in use writes where a keep-mask
+    could (shorter ones are ANDed with it)."""
+    return vector_row_bytes()
 
 
 ctypedef struct u128:          # complex128, long double, 16-byte strings
@@ -722,7 +734,12 @@ cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef const char *s = job.src + so + r0 * src_row
     cdef char *d = job.dst + do + r0 * dst_row
     if job.vector and part == CROSSED:
-        trilu_rows_avx512(d, s, dst_row, src_row, r0, r1, a, b, cols, w, f.pattern)
+        if _vectors == AVX512:
+            trilu_rows_avx512(d, s, dst_row, src_row, r0, r1, a, b, cols, w,
+                              f.pattern)
+        else:
+            trilu_edge_rows_avx2(d, s, dst_row, src_row, r0, r1, a, b, cols, w,
+                                 <const char *>NULL if f.byte == 0 else f.pattern)
         return
     for i in range(r0, r1):
         if prefetch and i + PREFETCH_ROWS < rows:

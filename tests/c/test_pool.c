@@ -1,7 +1,8 @@
 /* The thread pool, count and per-thread cap (_threads.h), the streaming stores
  * and their fill patterns (_stream.h), the vector loops (_simd.h: the AVX2
- * and AVX-512 keep-mask ANDs, the AVX-512 rows) and the threads' slots of
- * kept masks (_mask.h), tested in C, without Python.
+ * and AVX-512 keep-mask ANDs, AVX2's triu and tril rows, the AVX-512 rows)
+ * and the threads' slots of kept masks (_mask.h), tested in C, without
+ * Python.
  * tests/kernel/test_pool_c.py builds and runs it with this machine's C
  * compiler; `nox -s windows` also builds it with mingw-w64 (run under wine)
  * and with clang in MSVC mode (the _MSC_VER branches).
@@ -537,6 +538,64 @@ static void check_rows(void)
     printf("rows: %d cases, AVX-512 used\n", (int)cases);
 }
 
+/* AVX2's rows of a band that all keep their end (triu's) or all their start
+ * (tril's) against expect_row: rows of 32 to 512 bytes of every element
+ * width a fill pattern allows, each edge from beyond one side of the matrix
+ * to beyond the other, zeros (the AND) and every other fill (the blend),
+ * every alignment of the rows' start, and a gap between rows that must stay
+ * untouched. */
+static void check_edge_rows(void)
+{
+    enum { ROWS = 5, GAP = 7, MAXN = TRILU_RAMP };
+    static char src[ROWS * (MAXN + GAP) + 64], got[ROWS * (MAXN + GAP) + 64];
+    static char want[ROWS * (MAXN + GAP) + 64], pat[32];
+    static const ptrdiff_t widths[] = {1, 2, 4, 8, 16};
+    ptrdiff_t cols, a, b, w, i, lo, hi, n, row, off, edge;
+    size_t k, cases = 0;
+    int p, end;
+    if (!trilu_avx2_usable()) {
+        printf("edge rows: AVX2 not used\n");
+        return;
+    }
+    for (k = 0; k < sizeof src; k++)
+        src[k] = (char)(1 + rnd(255));
+    for (p = 0; p < PATTERNS; p++) {
+        make_pattern(pat, p);
+        for (k = 0; k < 5; k++) {
+            w = widths[k];
+            if (p > 1 && w != pattern_width[p])
+                continue;
+            for (cols = (32 + w - 1) / w; cols * w <= MAXN; cols += 1 + cols / 5)
+                for (end = 0; end < 2; end++)
+                    for (edge = -ROWS - 1; edge <= cols + 1;
+                         edge += 1 + (edge > 3) * (cols / 6))
+                        for (off = 0; off < 64; off += 13) {
+                            a = end ? edge : -ROWS - 1;
+                            b = end ? cols + 1 : edge;
+                            n = cols * w;
+                            row = n + GAP;
+                            memset(got, 0x5A, sizeof got);
+                            memset(want, 0x5A, sizeof want);
+                            for (i = 0; i < ROWS; i++) {
+                                lo = i + a < 0 ? 0 : (i + a > cols ? cols : i + a);
+                                hi = i + b + 1 < lo ? lo
+                                     : (i + b + 1 > cols ? cols : i + b + 1);
+                                expect_row(want + off + i * row, src + i * row,
+                                           (size_t)(lo * w), (size_t)(hi * w), 0,
+                                           (size_t)n, pat);
+                            }
+                            trilu_edge_rows_avx2(got + off, src, row, row, 0, ROWS, a,
+                                                 b, cols, w, p == 0 ? NULL : pat);
+                            CHECK(memcmp(got, want, sizeof got) == 0,
+                                  "edge rows cols=%d w=%d a=%d b=%d off=%d pattern %d",
+                                  (int)cols, (int)w, (int)a, (int)b, (int)off, p);
+                            cases++;
+                        }
+        }
+    }
+    printf("edge rows: %d cases, AVX2 used\n", (int)cases);
+}
+
 /* The AVX2 4x4 transposition against element-by-element copies: runs read
  * forwards and backwards, every [lo, hi) within them, a tile line of every
  * width in 8-byte elements that holds the four, and the bytes around each
@@ -597,6 +656,7 @@ int main(int argc, char **argv)
     check_mask_slots();
     check_stream();
     check_rows();
+    check_edge_rows();
     check_transpose();
     check_back_to_back(calls);
     check_after_idle();

@@ -167,10 +167,11 @@ def test_batch_methods(shape: tuple[int, ...], method: str) -> None:
     """Each way a batch is done, chosen by row and matrix size, is exact."""
     x = nonzero_bytes(np.float64, shape)
     plan = _kernel.explain(x, 0, True)
-    if (method == "band_mask" and _kernel._vector_loops() == "avx512"
-            and shape[-1] * x.itemsize >= _kernel._vector_row_bytes()
+    row = shape[-1] * x.itemsize
+    if (method == "band_mask" and _kernel._row_loop(row, True)
+            and row >= _kernel._vector_row_bytes()
             and not plan["prefetch"]):  # fmt: skip
-        method = "rows"  # in cache, each crossed row one AVX-512 loop
+        method = "rows"  # in cache, each crossed row one loop (triu's: one edge)
     assert plan["method"] == method
     for k in (-2, 0, 1, 5):
         for upper in (True, False):

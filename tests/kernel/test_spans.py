@@ -286,8 +286,9 @@ LEVELS = {"portable": {"TRILU_AVX2": "0"}, "avx2": {"TRILU_AVX512": "0"}, "wides
 def test_vector_loops_with_a_fill(level: str) -> None:
     """Each level of _simd.h's loops (portable, AVX2, the widest the CPU has)
     against the oracle, with every fill: the keep-mask AND of short rows and
-    tiny matrices, and rows long enough for AVX-512's loop (one each) over
-    every band, their batches contiguous, sliced or with rows apart."""
+    tiny matrices, and rows long enough for the row loop (one each:
+    AVX-512's, or AVX2's for triu's and tril's rows) over every band, their
+    batches contiguous, sliced or with rows apart."""
     # Imported here, not at the top: the fresh interpreter imports this module
     # for its helpers, and _cases's imports (ml_dtypes: 1-1.5 s) are not needed.
     from _cases import run_python  # noqa: PLC0415
@@ -320,7 +321,7 @@ def test_vector_loops_with_a_fill(level: str) -> None:
     proc = run_python(code, **LEVELS[level])
     assert proc.returncode == 0, proc.stderr
     loops, vector = proc.stdout.split()
-    assert vector == str(loops == "avx512")  # the row loop, where it exists
+    assert vector == str(loops != "portable")  # the row loop, where it exists
     if level != "widest":  # (a CPU without AVX2 runs the portable loops)
         assert loops in {"portable": ["portable"], "avx2": ["avx2", "portable"]}[level]
 
@@ -407,25 +408,27 @@ def test_kept_masks_are_the_jobs_own() -> None:
 
 def test_in_cache_matrices_take_the_in_cache_walks() -> None:
     """The plans of matrices in cache: rows under 512 bytes whose mask fits
-    the kept slot are ANDed with it, but for rows AVX-512 writes in one loop
-    each (_vector_row_bytes or more); longer rows are copied
-    without fetching rows ahead, which only a source beyond the L2 does."""
-    vector = _kernel._vector_loops() == "avx512"
+    the kept slot are ANDed with it, but for rows the level's row loop
+    writes in one loop each (_vector_row_bytes or more: AVX-512's, or
+    AVX2's triu and tril rows up to its ramp's length); longer rows are
+    copied without fetching rows ahead, which only a source beyond the L2
+    does."""
     for dtype, n in [("int8", 64), ("int8", 256), ("float32", 64), ("float64", 22),
-                     ("int16", 127), ("int16", 95)]:  # fmt: skip
+                     ("int16", 127), ("int16", 95), ("float64", 45)]:  # fmt: skip
         row = n * np.dtype(dtype).itemsize
         for k, upper in [(0, True), (-1, False), (5, True)]:
             plan = _kernel.explain(data(dtype, (n, n)), k, upper)
-            looped = vector and row >= _kernel._vector_row_bytes()
+            looped = _kernel._row_loop(row, True) and row >= _kernel._vector_row_bytes()
             want = ("rows", True) if looped else ("band_mask", False)
             assert (plan["method"], plan["vector"]) == want, (dtype, n, k, plan)
     for dtype, n in [("float32", 128), ("int8", 362), ("float64", 256),
                      ("complex128", 32), ("float32", 362)]:  # fmt: skip
         plan = _kernel.explain(data(dtype, (n, n)), 0, True)
+        row = n * np.dtype(dtype).itemsize
         assert (plan["method"], plan["prefetch"], plan["vector"]) == (
             "rows",
             False,
-            vector,
+            _kernel._row_loop(row, True),
         ), (dtype, n)
     for shape in [(1024, 1024), (4, 256, 256)]:  # 4 MiB and 1 MiB of float32
         plan = _kernel.explain(data("float32", shape), 0, True)
