@@ -26,6 +26,9 @@
 #include <stdint.h>
 #include <string.h>
 
+/* The longest rows of trilu_edge_rows_avx2 (its ramp's length). */
+enum { TRILU_RAMP = 512 };
+
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) \
     && !defined(_MSC_VER)
 #include <immintrin.h>
@@ -106,10 +109,9 @@ static ptrdiff_t trilu_transpose4_avx2(char *t, ptrdiff_t line,
     return i;
 }
 
-/* The keep-mask of a row's span from one edge x (0 <= x <= 512), as a
- * window of a ramp: the bytes of TRILU_FROM(x) are 0xFF from byte x on, those
- * of TRILU_BEFORE(x) before it, for rows of up to 512 bytes. */
-enum { TRILU_RAMP = 512 };
+/* The keep-mask of a row's span from one edge x (0 <= x <= TRILU_RAMP), as
+ * a window of a ramp: the bytes of TRILU_FROM(x) are 0xFF from byte x on,
+ * those of TRILU_BEFORE(x) before it, for rows of up to TRILU_RAMP bytes. */
 #define TRILU_FROM(x) (trilu_ramp + TRILU_RAMP - (x))
 #define TRILU_BEFORE(x) (trilu_ramp + 2 * TRILU_RAMP - (x))
 static const unsigned char trilu_ramp[3 * TRILU_RAMP] = {
