@@ -327,14 +327,18 @@ cdef inline Py_ssize_t vector_row_bytes() noexcept nogil:
     return EDGE_ROW_BYTES if _vectors == AVX2 else VECTOR_ROW_BYTES
 
 
-cdef inline bint row_loop(Py_ssize_t row, bint one_edge) noexcept nogil:
+cdef inline bint row_loop(Py_ssize_t row, bint one_edge,
+                          bint band_only) noexcept nogil:
     """Whether the level's row loop (_simd.h) can write crossed rows of `row`
     bytes, of a band whose crossed rows all keep their end or all their
-    start (one_edge) or not: AVX-512's any, AVX2's triu's and tril's from
-    EDGE_ROW_BYTES to its ramp's length."""
+    start (one_edge) or not, of a source whose elements outside the band
+    may not be read (band_only) or may: AVX-512's any, AVX2's triu's and
+    tril's from EDGE_ROW_BYTES to its ramp's length, which reads src's rows
+    whole."""
     if _vectors == AVX512:
         return True
-    return _vectors == AVX2 and one_edge and EDGE_ROW_BYTES <= row <= TRILU_RAMP
+    return (_vectors == AVX2 and one_edge and not band_only
+            and EDGE_ROW_BYTES <= row <= TRILU_RAMP)
 
 
 cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
@@ -406,9 +410,8 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
         # crossed rows, each one loop of a 16-byte fill seed (_simd.h), in
         # cache: a source beyond the L2 keeps memcpy's and the prefetch's ways
         # with memory, a result streamed its streaming stores
-        # (AVX2's reads src's rows whole: never a sheared view's)
-        job.vector = (row_loop(row, job.b >= job.cols - 1 or job.a <= 1 - job.rows)
-                      and not (_vectors == AVX2 and job.band_only)
+        job.vector = (row_loop(row, job.b >= job.cols - 1 or job.a <= 1 - job.rows,
+                               job.band_only)
                       and job.copy_kept and job.fill_rest
                       and not job.prefetch and not job.stream
                       and (job.fill.byte >= 0 or 16 % job.width == 0))

@@ -37,22 +37,22 @@ def _by_reference(
     return out
 
 
+_strings_right: list[bool] = []  # the probe's answer, once asked
+
+
 def _strings_indexed_right() -> bool:
     """Whether numpy's integer-array indexing reads StringDType's long
     strings right: numpy 2.2 and 2.3 read some as other bytes
-    (numpy/numpy#29279; the probe is that issue's example), and 2.0 and
-    2.1 fail on them (numpy/numpy#27737), printing errors of their own."""
-    string = getattr(np.dtypes, "StringDType", None)
-    if string is None:
-        return True
-    if np.lib.NumpyVersion(np.__version__) < "2.2.0":
-        return False
-    rows = [["A" * 17], ["B" * 29], ["C" * 17]]
-    a = np.array(rows, dtype=string())
-    return [a[[i]].tolist() for i in range(3)] == [[row] for row in rows]
-
-
-_STRINGS_INDEXED_RIGHT = _strings_indexed_right()
+    (numpy/numpy#29279; the probe, run at the first StringDType gather, is
+    that issue's example), and 2.0 and 2.1 fail on them (numpy/numpy#27737),
+    printing errors of their own."""
+    if not _strings_right:
+        rows = [["A" * 17], ["B" * 29], ["C" * 17]]
+        right = np.lib.NumpyVersion(np.__version__) >= "2.2.0" and [
+            np.array(rows, dtype="T")[[i]].tolist() for i in range(3)
+        ] == [[row] for row in rows]
+        _strings_right.append(right)
+    return _strings_right[0]
 
 
 def gather(x: np.ndarray, index: tuple[Any, ...]) -> np.ndarray:
@@ -61,7 +61,7 @@ def gather(x: np.ndarray, index: tuple[Any, ...]) -> np.ndarray:
     strings where numpy's would misread StringDType."""
     got: np.ndarray = (
         x.astype(object)[index].astype(x.dtype)
-        if x.dtype.kind == "T" and not _STRINGS_INDEXED_RIGHT
+        if x.dtype.kind == "T" and not _strings_indexed_right()
         else x[index]
     )
     return got

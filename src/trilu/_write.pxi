@@ -91,9 +91,9 @@ def _vector_loops():
 
 def _row_loop(Py_ssize_t row, bint one_edge):
     """Whether the row loop in use can write crossed rows of `row` bytes of a
-    band whose crossed rows all keep their end or all their start
+    matrix's band whose crossed rows all keep their end or all their start
     (one_edge) or not (plan's row_loop)."""
-    return row_loop(row, one_edge)
+    return row_loop(row, one_edge, False)
 
 
 def _vector_row_bytes():

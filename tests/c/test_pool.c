@@ -392,6 +392,22 @@ static void expect_row(char *d, const char *s, size_t lo, size_t hi, size_t a,
         d[j] = lo <= j && j < hi ? s[j] : pat[j % 16];
 }
 
+/* Rows [i0, rows) of a band (a, b), each `row` bytes apart from want and
+ * src, as a band's row writer must leave them (expect_row): row i keeps the
+ * columns [i + a, i + b + 1) of `cols` elements of w bytes, clipped. */
+static void expect_band(char *want, const char *src, ptrdiff_t row, ptrdiff_t i0,
+                        ptrdiff_t rows, ptrdiff_t a, ptrdiff_t b, ptrdiff_t cols,
+                        ptrdiff_t w, const char *pat)
+{
+    ptrdiff_t i, lo, hi;
+    for (i = i0; i < rows; i++) {
+        lo = i + a < 0 ? 0 : (i + a > cols ? cols : i + a);
+        hi = i + b + 1 < lo ? lo : (i + b + 1 > cols ? cols : i + b + 1);
+        expect_row(want + i * row, src + i * row, (size_t)(lo * w), (size_t)(hi * w),
+                   0, (size_t)(cols * w), pat);
+    }
+}
+
 /* The fill patterns: 32 bytes from the row's first byte, one element repeated
  * whose width divides 16 (_stream.h). Zeros and one byte value (the fills a
  * memset writes), then elements of 2 to 16 bytes, each byte of one its own. */
@@ -492,7 +508,7 @@ static void check_rows(void)
     static char src[ROWS * (MAXN + GAP) + 64], got[ROWS * (MAXN + GAP) + 64];
     static char want[ROWS * (MAXN + GAP) + 64], pat[32];
     static const ptrdiff_t widths[] = {1, 2, 4, 8, 16};
-    ptrdiff_t cols, a, b, w, i, i0, lo, hi, n, row, off;
+    ptrdiff_t cols, a, b, w, i0, n, row, off;
     size_t k, cases = 0;
     int p;
     if (!trilu_avx512_usable()) {
@@ -516,14 +532,8 @@ static void check_rows(void)
                                 row = n + GAP;
                                 memset(got, 0x5A, sizeof got);
                                 memset(want, 0x5A, sizeof want);
-                                for (i = i0; i < ROWS; i++) {
-                                    lo = i + a < 0 ? 0 : (i + a > cols ? cols : i + a);
-                                    hi = i + b + 1 < lo ? lo
-                                         : (i + b + 1 > cols ? cols : i + b + 1);
-                                    expect_row(want + off + i * row, src + i * row,
-                                               (size_t)(lo * w), (size_t)(hi * w),
-                                               0, (size_t)n, pat);
-                                }
+                                expect_band(want + off, src, row, i0, ROWS, a, b,
+                                            cols, w, pat);
                                 trilu_rows_avx512(got + off + i0 * row, src + i0 * row,
                                                   row, row, i0, ROWS, a, b, cols, w,
                                                   pat);
@@ -550,7 +560,7 @@ static void check_edge_rows(void)
     static char src[ROWS * (MAXN + GAP) + 64], got[ROWS * (MAXN + GAP) + 64];
     static char want[ROWS * (MAXN + GAP) + 64], pat[32];
     static const ptrdiff_t widths[] = {1, 2, 4, 8, 16};
-    ptrdiff_t cols, a, b, w, i, lo, hi, n, row, off, edge;
+    ptrdiff_t cols, a, b, w, n, row, off, edge;
     size_t k, cases = 0;
     int p, end;
     if (!trilu_avx2_usable()) {
@@ -576,14 +586,8 @@ static void check_edge_rows(void)
                             row = n + GAP;
                             memset(got, 0x5A, sizeof got);
                             memset(want, 0x5A, sizeof want);
-                            for (i = 0; i < ROWS; i++) {
-                                lo = i + a < 0 ? 0 : (i + a > cols ? cols : i + a);
-                                hi = i + b + 1 < lo ? lo
-                                     : (i + b + 1 > cols ? cols : i + b + 1);
-                                expect_row(want + off + i * row, src + i * row,
-                                           (size_t)(lo * w), (size_t)(hi * w), 0,
-                                           (size_t)n, pat);
-                            }
+                            expect_band(want + off, src, row, 0, ROWS, a, b, cols, w,
+                                        pat);
                             trilu_edge_rows_avx2(got + off, src, row, row, 0, ROWS, a,
                                                  b, cols, w, p == 0 ? NULL : pat);
                             CHECK(memcmp(got, want, sizeof got) == 0,
