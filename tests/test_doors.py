@@ -13,6 +13,7 @@ gives (NEP 50's answer, its warnings and errors).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import inspect
 import itertools
 import pickle
@@ -147,6 +148,16 @@ def common_calls() -> Iterator[tuple[str, str, tuple, dict]]:
             ("unpack", (trilu.pack(square),), {}),
             ("unpack", (trilu.pack(square, order="F"),), {"order": "F"}),
             ("unpack", (trilu.pack(square),), {"mirror": False}),
+            ("pack", (x,), {"out": np.empty_like(trilu.pack(x))}),
+            ("pack", (x, 1), {"order": "F", "out": np.empty_like(trilu.pack(x, 1))}),
+            ("unpack", (trilu.pack(square),), {"out": np.empty_like(square)}),
+            ("unpack", (trilu.pack(square, 1),), {"k": 1, "mirror": True}),
+            (
+                "unpack",
+                (trilu.pack(square, -1, upper=False, order="F"),),
+                {"k": -1, "upper": False, "order": "F", "mirror": True,
+                 "out": np.empty(square.shape, x.dtype, order="F")},
+            ),  # fmt: skip
             ("unpack", (trilu.pack(x, 1),), {"k": 1, "n": rows, "m": cols}),
             (
                 "unpack",
@@ -192,12 +203,19 @@ def test_common_calls_run_no_python() -> None:
     def check(label: str) -> None:
         name, args, kwargs = cases[label]
         door, python = through(name)
+        out = kwargs.get("out")
+        apart = out is not None and all(out is not a for a in args)
         exp = python(*args, **kwargs)
+        if apart:  # the door must write out anew: its bytes scrambled
+            exp = exp.copy(order="K")
         door(*args, **kwargs)
+        if apart:
+            ctypes.memset(out.ctypes.data, 0x5A, out.nbytes)
         with trilu_python_calls() as calls:
             got = door(*args, **kwargs)
         assert not calls, f"the door handed it to Python: {calls}"
         same_outcome(got, exp)
+        assert out is None or got is out
 
     every(cases, check)
 
@@ -220,7 +238,18 @@ def test_other_calls_reach_python() -> None:
         ("mirror", (x[:, :3],), {"conj": True}),
         ("pack", (x,), {"upper": np.True_}),
         ("unpack", (x[0, :3],), {"fill": 1.0}),
-        ("unpack", (x[0, :3],), {"mirror": True}),
+        ("unpack", (x[0, :3],), {"mirror": "conj"}),
+        ("unpack", (x[0, :3],), {"mirror": 1}),
+        ("unpack", (x[0, :4],), {"mirror": True, "n": 2, "m": 3}),
+        ("unpack", (x[0, :3],), {"out": np.empty((2, 2), np.float32)}),
+        ("unpack", (x[0, :3],), {"out": np.empty((2, 2), ">f8")}),
+        ("unpack", (x[0, :3],), {"out": np.empty((2, 3))}),
+        ("pack", (x,), {"out": np.empty(8)}),
+        ("pack", (x,), {"out": np.broadcast_to(np.empty(1), (9,))}),
+        ("pack", (x,), {"out": np.empty(9).astype(">f8")}),
+        ("pack", (x,), {"out": np.empty((1, 9))}),
+        ("pack", (x, 1), {"out": np.empty(6, int)}),
+        ("pack", (x,), {"out": [0.0] * 9}),
         ("unpack", (x[0, :3],), {"order": "c"}),
         ("pack", (x,), {"order": "A"}),
         ("tri", (4,), {"like": x}),

@@ -103,26 +103,42 @@ cdef bint plain(object m, int dims) noexcept:
             and descr_metadata(descr) == NULL)
 
 
+cdef int out_for(cnp.ndarray a, object out, int nd,
+                 const cnp.npy_intp *dims) noexcept:
+    """What out is to a (its OutState) where it is an exact numpy array of
+    shape dims (nd of them) and a's dtype; -1 where it is not."""
+    cdef int d
+    cdef cnp.ndarray o
+    if type(out) is not cnp.ndarray:
+        return -1
+    o = <cnp.ndarray>out
+    if (cnp.PyArray_NDIM(o) != nd
+            or not cnp.PyArray_EquivTypes(a.descr, o.descr)):
+        return -1
+    for d in range(nd):
+        if cnp.PyArray_DIMS(o)[d] != dims[d]:
+            return -1
+    return out_state(a, o)
+
+
 cdef bint plain_out(cnp.ndarray a, object out) noexcept:
     """out is None, or what the Python layer accepts with no more work: an
     exact numpy array of a's shape and dtype, writable, no zero strides, a
     itself or apart from it."""
-    cdef int d
-    cdef OutState state
-    cdef cnp.ndarray o
+    cdef int state
     if out is None:
         return True
-    if type(out) is not cnp.ndarray:
-        return False
-    o = <cnp.ndarray>out
-    if (cnp.PyArray_NDIM(o) != cnp.PyArray_NDIM(a)
-            or not cnp.PyArray_EquivTypes(a.descr, o.descr)):
-        return False
-    for d in range(cnp.PyArray_NDIM(a)):
-        if cnp.PyArray_DIMS(o)[d] != cnp.PyArray_DIMS(a)[d]:
-            return False
-    state = out_state(a, o)
+    state = out_for(a, out, cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a))
     return state == APART or state == IN_PLACE
+
+
+cdef bint apart_out(cnp.ndarray a, object out, int nd,
+                    const cnp.npy_intp *dims) noexcept:
+    """out is None, or what the Python layer accepts with no more work for a
+    result of shape dims that is not a's (pack's, unpack's): an exact numpy
+    array of that shape and a's dtype, writable, no zero strides, apart
+    from a."""
+    return out is None or out_for(a, out, nd, dims) == APART
 
 
 cdef bint small_int(object x, Py_ssize_t *v) noexcept:
@@ -399,14 +415,16 @@ cdef int storage_order(object order) noexcept:
 
 cdef object pack_door(object m, object k, object upper, object order, object out):
     """pack's common call: m plain, k an int, upper a bool, order "C" or "F",
-    no out; None for any other."""
+    out apart_out; None for any other."""
     cdef cnp.ndarray a
     cdef int nd, columns = storage_order(order)
     cdef Py_ssize_t rows, cols, lo, hi
+    cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
     k = given(k, 0)
     upper = given(upper, True)
+    out = given(out, None)
     if (type(k) is not int or not (upper is True or upper is False) or columns < 0
-            or given(out, None) is not None or not plain(m, 2)):
+            or not plain(m, 2)):
         return None
     a = <cnp.ndarray>m
     nd = cnp.PyArray_NDIM(a)
@@ -414,7 +432,14 @@ cdef object pack_door(object m, object k, object upper, object order, object out
     cols = cnp.PyArray_DIMS(a)[nd - 1]
     lo = bound(k if upper else None, -rows, rows, cols)
     hi = bound(None if upper else k, cols, rows, cols)
-    return packed_of(a, packed_result(a, lo, hi), PACK, lo, hi, None, columns)
+    if out is None:
+        out = packed_result(a, lo, hi)
+    else:
+        memcpy(dims, cnp.PyArray_DIMS(a), (nd - 2) * sizeof(cnp.npy_intp))
+        dims[nd - 2] = kept_in(lo, hi, rows, cols)
+        if not apart_out(a, out, nd - 1, dims):
+            return None
+    return packed_of(a, out, PACK, lo, hi, None, columns)
 
 
 def _pack(m=MISSING, k=MISSING, /, *args, upper=MISSING, order=MISSING, out=MISSING,
@@ -476,21 +501,25 @@ cdef object unpack_door(object v, object n, object m, object k, object upper,
     """unpack's common call: v plain, n and m sides within SMALL_SIZE, both
     None for the one square matrix that keeps v's elements (their count
     within SMALL_SIZE), k within it too, upper a bool, order "C" or "F", no
-    fill, no mirror, no out; None for any other."""
+    fill, mirror a bool (True: square matrices), out apart_out; None for any
+    other."""
     cdef cnp.ndarray a
     cdef Py_ssize_t rows, cols = 0, kk = 0, count
-    cdef int columns = storage_order(order)
+    cdef int nd, columns = storage_order(order)
+    cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
     n = given(n, None)
     m = given(m, None)
     k = given(k, 0)
     upper = given(upper, True)
+    mirror = given(mirror, False)
+    out = given(out, None)
     if (not (upper is True or upper is False) or given(fill, None) is not None
-            or columns < 0 or given(mirror, False) is not False
-            or given(out, None) is not None or not small_int(k, &kk)
-            or not plain(v, 1)):
+            or columns < 0 or not (mirror is False or mirror is True)
+            or not small_int(k, &kk) or not plain(v, 1)):
         return None
     a = <cnp.ndarray>v
-    count = cnp.PyArray_DIMS(a)[cnp.PyArray_NDIM(a) - 1]
+    nd = cnp.PyArray_NDIM(a)
+    count = cnp.PyArray_DIMS(a)[nd - 1]
     if n is None:
         if m is not None or count > SMALL_SIZE:
             return None
@@ -505,10 +534,15 @@ cdef object unpack_door(object v, object n, object m, object k, object upper,
         return None
     if n is not None and not small_result(&rows, &cols):
         return None
-    if triangle_kept(rows, cols, kk, upper) != count:
+    if triangle_kept(rows, cols, kk, upper) != count or (mirror and rows != cols):
         return None
-    return unpack_of(a, None, k if upper else None, None if upper else k, None,
-                     rows, cols, columns, False, NULL)
+    if out is not None:
+        memcpy(dims, cnp.PyArray_DIMS(a), (nd - 1) * sizeof(cnp.npy_intp))
+        dims[nd - 1], dims[nd] = rows, cols
+        if not apart_out(a, out, nd + 1, dims):
+            return None
+    return unpack_of(a, out, k if upper else None, None if upper else k, None,
+                     rows, cols, columns, mirror, NULL)
 
 
 def _unpack(v=MISSING, n=MISSING, m=MISSING, k=MISSING, /, *args, upper=MISSING,
