@@ -7,6 +7,31 @@ from dataclasses import dataclass
 import numpy as np
 
 
+# x86 cores take a load whose address agrees in its low 12 bits with an
+# earlier store's as dependent on it (4K aliasing); numpy's allocator puts two
+# large arrays at one offset into their pages (mmap'd, 16 bytes in), so a copy
+# between them can run up to 17x slower than between the same bytes elsewhere.
+PAGE = 4096
+
+
+def placed(like: np.ndarray, near: np.ndarray, by: int = PAGE // 2) -> np.ndarray:
+    """``np.empty_like(like)`` (its layout too), its data `by` bytes past
+    `near`'s modulo a page: an array written from `near` (by the default,
+    half a page) or read beside it (0: at its offset) without 4K aliasing."""
+    empty = np.empty_like(like)
+    buffer = np.empty(empty.nbytes + PAGE, np.uint8)
+    start = (near.ctypes.data + by - buffer.ctypes.data) % PAGE
+    return np.ndarray(empty.shape, empty.dtype, buffer, start, empty.strides)
+
+
+def placed_copy(x: np.ndarray, near: np.ndarray) -> np.ndarray:
+    """A copy of x (its layout too) at `near`'s offset into a page: the source
+    of a copy into an array ``placed`` beside `near`."""
+    copy = placed(x, near, 0)
+    copy[...] = x
+    return copy
+
+
 @dataclass(frozen=True)
 class Case:
     label: str

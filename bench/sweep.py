@@ -88,6 +88,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from report import SWEEP_COLUMNS, TOOLKIT_COLUMNS
 
 from bench import cpu_name, fmt_time, machine, measure, summary
+from cases import placed, placed_copy
 
 MIB = 1 << 20
 DTYPES = ["int8", "bool", "int16", "float16", "int32", "float32", "int64",
@@ -446,7 +447,7 @@ def run_case(case: Case, rounds: int, min_sample: float) -> list[dict[str, Any]]
     x = case.make()
     ours = trilu.triu if case.upper else trilu.tril
     theirs = np.triu if case.upper else np.tril
-    out = np.empty_like(x)
+    out = placed(x, x)
     base = _identity(case, case.view) | {"result_bytes": x.nbytes}
     kept = base["kept_fraction"]
     fresh: dict[str, Fn | None] = {
@@ -541,8 +542,8 @@ def toolkit_fns(case: ToolCase) -> list[tuple[str, int, dict[str, Fn | None]]]:
     k, upper, conj, fill = case.k, case.upper, case.conj, case.fill
     if case.cls in ("to_banded", "from_banded"):
         lower, upper = case.lower, case.upper_count
-        ab = trilu.to_banded(x, lower, upper)
-        banded = np.empty_like(ab)
+        ab = placed_copy(trilu.to_banded(x, lower, upper), x)
+        banded = placed(ab, x)
         if case.cls == "to_banded":
             return [
                 ("fresh", ab.nbytes, {"trilu": lambda: trilu.to_banded(x, lower, upper),
@@ -554,7 +555,7 @@ def toolkit_fns(case: ToolCase) -> list[tuple[str, int, dict[str, Fn | None]]]:
         rows, cols = x.shape[-2:]
         index = [(d, np.arange(max(0, -d), max(0, min(rows, cols - d))))
                  for d in range(-lower, upper + 1)]  # fmt: skip
-        out = np.empty_like(x)
+        out = placed(x, x)
         return [
             ("fresh", x.nbytes, {
                 "trilu": lambda: trilu.from_banded(ab, lower, upper, n=rows),
@@ -563,7 +564,7 @@ def toolkit_fns(case: ToolCase) -> list[tuple[str, int, dict[str, Fn | None]]]:
                 "trilu": lambda: trilu.from_banded(ab, lower, upper, n=rows, out=out),
                 "copyto": lambda: np.copyto(out, x)}),
         ]  # fmt: skip
-    out = np.empty_like(x)
+    out = placed(x, x)
     into = {"copyto": lambda: np.copyto(out, x)}
     if case.cls == "fill":
         ours = trilu.triu if upper else trilu.tril
@@ -589,8 +590,8 @@ def toolkit_fns(case: ToolCase) -> list[tuple[str, int, dict[str, Fn | None]]]:
     r, c = case.indices() if case.cls in packed_cls else (None, None)
     order = "F" if case.cls in ("pack_f", "unpack_f") else "C"
     if case.cls in ("pack", "pack_f"):
-        v = x[..., r, c]
-        packed = np.empty_like(v)
+        v = placed_copy(x[..., r, c], x)
+        packed = placed(v, x)
         # column after column: the transpose's triangle, gathered from the view
         xt, rt, ct = (np.swapaxes(x, -1, -2), c, r) if order == "F" else (x, r, c)
         return [
@@ -603,7 +604,7 @@ def toolkit_fns(case: ToolCase) -> list[tuple[str, int, dict[str, Fn | None]]]:
                 "copyto": lambda: np.copyto(packed, v)}),
         ]  # fmt: skip
     if case.cls in ("unpack", "unpack_f"):
-        v = x[..., r, c]
+        v = placed_copy(x[..., r, c], x)
         rows, cols = x.shape[-2:]
         return [
             ("fresh", x.nbytes, {
@@ -616,7 +617,7 @@ def toolkit_fns(case: ToolCase) -> list[tuple[str, int, dict[str, Fn | None]]]:
                 **into}),
         ]  # fmt: skip
     if case.cls == "unpack_mirror":
-        v = x[..., r, c]
+        v = placed_copy(x[..., r, c], x)
         n = x.shape[-1]
         mirror: Any = "conj" if conj else True
         # the transposes that are not kept: the scatter's second half
