@@ -14,6 +14,13 @@ cdef extern from "_mask.h":
 
 cdef enum:
     RUNS = 5
+    # The bytes of a cache line on the targets (x86-64; arm64's common cores)
+    CACHE_LINE = 64
+    # Their L1D: 32 KiB, 64 sets of 8 lines (ways); lines a multiple of
+    # 2**s lines apart share 64 >> s sets, the rest evicted (cores with 48
+    # KiB in 12 ways hold more)
+    L1_SETS = 64
+    L1_WAYS = 8
     # A row shorter than this costs more in calls (a memset and a memcpy of
     # fixed cost each) than in bytes: its crossed rows are ANDed with a
     # keep-mask in one pass instead. The mask, kept between calls and reread
@@ -319,6 +326,29 @@ cdef bint tiled(const Job *job) noexcept:
             and job.width <= TILE_MAX_WIDTH
             and job.cols * magnitude(job.src_col) >= TILE_MIN_BYTES
             and magnitude(job.src_row) < magnitude(job.src_col))
+
+
+cdef inline Py_ssize_t l1_lines(Py_ssize_t stride) noexcept nogil:
+    """How many lines `stride` bytes apart L1D holds at once."""
+    cdef Py_ssize_t sets = L1_SETS, apart = stride // CACHE_LINE
+    if stride % CACHE_LINE == 0:
+        while sets > 1 and apart % 2 == 0:
+            sets //= 2
+            apart //= 2
+    return sets * L1_WAYS
+
+
+cdef inline bint grouped_rows(const Job *job) noexcept nogil:
+    """The element walk (STRIDED) reads src down its columns into dst's
+    contiguous rows, elements of a fused width, copied as they are, and a
+    row's columns are more lines than L1D holds at their stride (a
+    power-of-two one maps them to a few sets), so that the next row would
+    read each again from L2: rows go a group at a time (transposed_groups),
+    each line read once for all of them."""
+    return (job.copy_kept and job.xor == NULL and job.src_row == job.width
+            and job.dst_col == job.width and magnitude(job.src_col) >= CACHE_LINE
+            and (job.width & (job.width - 1)) == 0 and job.width <= 16
+            and job.cols > l1_lines(magnitude(job.src_col)))
 
 
 cdef inline Py_ssize_t vector_row_bytes() noexcept nogil:

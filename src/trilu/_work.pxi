@@ -47,7 +47,10 @@ cdef struct Span:              # what one writer's call covers
 
 cdef inline void write_as(elem_t *tag, Writer writer, const Span *s) noexcept nogil:
     if writer == STRIDED_ROWS:
-        strided_rows(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
+        if elem_t is not any_width and grouped_rows(s.job):
+            transposed_rows(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
+        else:
+            strided_rows(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
     elif writer == TILED_ROWS:
         tiled_rows(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
     elif writer == PACKED_SPAN:

@@ -279,6 +279,58 @@ cdef void copy_xor(elem_t *tag, char *d, Py_ssize_t ds, const char *s,
             memcpy(d + j * ds, &v, sizeof(elem_t))
 
 
+cdef void transposed_rows(elem_t *tag, const Job *job, Py_ssize_t so,
+                          Py_ssize_t do, Py_ssize_t r0, Py_ssize_t r1,
+                          Part part) noexcept nogil:
+    """strided_rows' rows [r0, r1) where grouped_rows: src's next row its
+    next element (a transpose), dst's rows contiguous, a group of rows at a
+    time, each column's run of the group read once, from one line, for all
+    of them (the rest, fewer rows than a group, as strided_rows does)."""
+    cdef Py_ssize_t g, i, j, top, bottom
+    # a line's elements, or 16 rows (stores to as many lines at once)
+    cdef Py_ssize_t group = min(16, CACHE_LINE // sizeof(elem_t))
+    cdef Py_ssize_t w = sizeof(elem_t), n = job.cols, a = job.a, b = job.b
+    cdef Py_ssize_t ss = job.src_col, dst_row = job.dst_row
+    cdef bint rest = job.fill_rest
+    cdef Fill f = job.fill
+    cdef const char *s = job.src + so + r0 * w
+    cdef char *d = job.dst + do + r0 * dst_row
+    cdef Py_ssize_t los[16]
+    cdef Py_ssize_t his[16]
+    cdef const char *p
+    cdef char *row
+    cdef elem_t v
+    i = r0
+    while i + group <= r1:
+        top, bottom = 0, n     # the columns every row of the group keeps
+        for g in range(group):
+            row_span(part, a, b, n, i + g, &los[g], &his[g])
+            top = max(top, los[g])
+            bottom = min(bottom, his[g])
+        bottom = max(top, bottom)
+        for g in range(group):     # fill, and what the others do not keep
+            row = d + g * dst_row
+            if rest:
+                fill_run(tag, row, w, w, los[g], f)
+            for j in range(los[g], min(his[g], top)):
+                memcpy(row + j * w, s + g * w + j * ss, w)
+        for j in range(top, bottom):
+            p = s + j * ss
+            for g in range(group):
+                memcpy(&v, p + g * w, w)
+                memcpy(d + g * dst_row + j * w, &v, w)
+        for g in range(group):
+            row = d + g * dst_row
+            for j in range(max(los[g], bottom), his[g]):
+                memcpy(row + j * w, s + g * w + j * ss, w)
+            if rest:
+                fill_run(tag, row + his[g] * w, w, w, n - his[g], f)
+        i += group
+        s += group * w
+        d += group * dst_row
+    strided_rows(tag, job, so, do, i, r1, part)
+
+
 cdef void strided_rows(elem_t *tag, const Job *job, Py_ssize_t so,
                        Py_ssize_t do, Py_ssize_t r0, Py_ssize_t r1,
                        Part part) noexcept nogil:

@@ -333,3 +333,41 @@ def test_result_keeps_the_input_layout(view: Any, bulk: bool, k: int) -> None:
         assert got.strides == np.empty_like(x).strides
         assert_same(got, np.triu(x, k))
         assert _kernel.explain(x, k, True, order="K")["bulk_src"] == bulk
+
+
+# Transposed reads in cache: src read down its columns (a Fortran-order
+# input, or a slice of one) into C-order rows, more lines to a row than L1D
+# (64 sets of 8 lines) holds at their stride, go a group of rows at a time:
+# (column stride in bytes, columns, grouped). Lines 2**s lines apart share
+# 64 >> s sets: 16 lines apart (1 KiB), 32 held; 4 apart, 128; an odd number
+# of lines apart, or no multiple of a line, spreads over every set, 512.
+GROUPED = [(1024, 33, True), (1024, 32, False), (256, 129, True),
+           (256, 128, False), (17 * 64, 513, True), (17 * 64, 512, False),
+           (1000, 100, False)]  # fmt: skip
+
+
+@pytest.mark.usefixtures("threads")
+@pytest.mark.parametrize(
+    "dtype", ["int8", "int16", "float32", "float64", "complex128", "V3", "V6"]
+)
+def test_transposed_reads_go_by_lines(dtype: str) -> None:
+    """explain says which walks read src a group of rows at a time (elements
+    of 1 to 16 bytes, a power of two, copied as they are), and every k of
+    each, with fewer rows than a group, whole groups and a rest, is numpy's
+    to the bit."""
+    w = np.dtype(dtype).itemsize
+    for stride, cols, grouped in GROUPED:
+        if stride % w:
+            continue
+        base = np.asfortranarray(nonzero_bytes(dtype, (cols, stride // w)).T)
+        group = min(16, 64 // w) if 64 % w == 0 else 1
+        for rows in sorted({3, group, 2 * group + 3, stride // w}):
+            x = base[:rows]
+            assert x.strides[-1] == stride
+            for k in sorted({-rows, -rows // 2, -1, 0, 1, cols // 3, cols}):
+                for upper in (True, False):
+                    plan = _kernel.explain(x, k, upper, garbage_like(x))
+                    assert plan["method"] == "strided"
+                    want = grouped and w in (1, 2, 4, 8, 16)
+                    assert plan["grouped"] == want, (stride, cols, rows, k, plan)
+                    every_mode(x, k, upper)
