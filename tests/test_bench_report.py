@@ -491,3 +491,27 @@ def test_small_ab_records_load(small_ab: Any, tmp_path: Path) -> None:
         ["tril(x, -1, out=o)", "4x32x32, 4 KiB", "int8"],
     ]
     assert report.small_table(result)[1][0][0] == "triu(x)"
+
+
+def test_out_arrays_sit_half_a_page_from_their_input() -> None:
+    """bench's out= arrays (cases.placed) take their like's shape, dtype and
+    layout, at half a page from the input modulo a page (no 4K aliasing
+    between a copy's loads and stores); placed_copy's source sits at the
+    input's own offset."""
+    import numpy as np  # noqa: PLC0415
+
+    cases = _bench_module("cases")
+    page = cases.PAGE
+    x = np.arange(3 * 64 * 64, dtype=np.float32).reshape(3, 64, 64)
+    r, c = np.triu_indices(64)
+    for like in (x, np.asfortranarray(x), x[..., r, c], x[0, :, :7]):
+        out = cases.placed(like, x)
+        assert type(out) is np.ndarray
+        assert (out.shape, out.dtype) == (like.shape, like.dtype)
+        assert out.strides == np.empty_like(like).strides
+        assert out.flags.writeable and out.flags.aligned
+        assert (out.ctypes.data - x.ctypes.data) % page == page // 2
+        copy = cases.placed_copy(like, x)
+        assert (copy.ctypes.data - x.ctypes.data) % page == 0
+        assert copy.strides == out.strides
+        assert copy.tobytes() == like.tobytes()
