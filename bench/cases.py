@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
 # x86 cores take a load whose address agrees in its low 12 bits with an
 # earlier store's as dependent on it (4K aliasing); numpy's allocator puts two
 # large arrays at one offset into their pages (mmap'd, 16 bytes in), so a copy

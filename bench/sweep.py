@@ -85,10 +85,10 @@ import numpy as np
 import trilu
 
 sys.path.insert(0, str(Path(__file__).parent))
+from cases import placed, placed_copy
 from report import SWEEP_COLUMNS, TOOLKIT_COLUMNS
 
 from bench import cpu_name, fmt_time, machine, measure, summary
-from cases import placed, placed_copy
 
 MIB = 1 << 20
 DTYPES = ["int8", "bool", "int16", "float16", "int32", "float32", "int64",

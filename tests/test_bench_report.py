@@ -509,7 +509,8 @@ def test_out_arrays_sit_half_a_page_from_their_input() -> None:
         assert type(out) is np.ndarray
         assert (out.shape, out.dtype) == (like.shape, like.dtype)
         assert out.strides == np.empty_like(like).strides
-        assert out.flags.writeable and out.flags.aligned
+        assert out.flags.writeable
+        assert out.flags.aligned
         assert (out.ctypes.data - x.ctypes.data) % page == page // 2
         copy = cases.placed_copy(like, x)
         assert (copy.ctypes.data - x.ctypes.data) % page == 0

@@ -155,9 +155,14 @@ def common_calls() -> Iterator[tuple[str, str, tuple, dict]]:
             (
                 "unpack",
                 (trilu.pack(square, -1, upper=False, order="F"),),
-                {"k": -1, "upper": False, "order": "F", "mirror": True,
-                 "out": np.empty(square.shape, x.dtype, order="F")},
-            ),  # fmt: skip
+                {
+                    "k": -1,
+                    "upper": False,
+                    "order": "F",
+                    "mirror": True,
+                    "out": np.empty(square.shape, x.dtype, order="F"),
+                },
+            ),
             ("unpack", (trilu.pack(x, 1),), {"k": 1, "n": rows, "m": cols}),
             (
                 "unpack",
