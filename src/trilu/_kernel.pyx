@@ -732,7 +732,7 @@ def explain(cnp.ndarray src not None, object k, bint upper, cnp.ndarray out=None
     crossed runs, or of tril's filled and crossed ones), the threads,
     streaming, prefetch (rows fetched ahead), vector (crossed rows written
     by _simd.h's row loop), grouped (src read down its columns a line's
-    rows at a time: transposed_groups), and for a fresh result its
+    rows at a time: transposed_rows), and for a fresh result its
     strides and the allocation it would get now. Nothing is allocated,
     written or kept. triu(k) is the band (k, None), tril(k) (None, k)."""
     return explain_band(src, k if upper else None, None if upper else k, out, None,

@@ -343,7 +343,7 @@ cdef inline bint grouped_rows(const Job *job) noexcept nogil:
     contiguous rows, elements of a fused width, copied as they are, and a
     row's columns are more lines than L1D holds at their stride (a
     power-of-two one maps them to a few sets), so that the next row would
-    read each again from L2: rows go a group at a time (transposed_groups),
+    read each again from L2: rows go a group at a time (transposed_rows),
     each line read once for all of them."""
     return (job.copy_kept and job.xor == NULL and job.src_row == job.width
             and job.dst_col == job.width and magnitude(job.src_col) >= CACHE_LINE
