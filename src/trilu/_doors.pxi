@@ -435,8 +435,7 @@ cdef object pack_door(object m, object k, object upper, object order, object out
     if out is None:
         out = packed_result(a, lo, hi)
     else:
-        memcpy(dims, cnp.PyArray_DIMS(a), (nd - 2) * sizeof(cnp.npy_intp))
-        dims[nd - 2] = kept_in(lo, hi, rows, cols)
+        packed_dims(a, lo, hi, dims)
         if not apart_out(a, out, nd - 1, dims):
             return None
     return packed_of(a, out, PACK, lo, hi, None, columns)
@@ -537,8 +536,7 @@ cdef object unpack_door(object v, object n, object m, object k, object upper,
     if triangle_kept(rows, cols, kk, upper) != count or (mirror and rows != cols):
         return None
     if out is not None:
-        memcpy(dims, cnp.PyArray_DIMS(a), (nd - 1) * sizeof(cnp.npy_intp))
-        dims[nd - 1], dims[nd] = rows, cols
+        unpacked_dims(a, rows, cols, dims)
         if not apart_out(a, out, nd + 1, dims):
             return None
     return unpack_of(a, out, k if upper else None, None if upper else k, None,

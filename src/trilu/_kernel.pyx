@@ -586,16 +586,29 @@ def pack(cnp.ndarray src not None, cnp.ndarray dst, object lo, object hi,
     return packed_of(src, dst, PACK, a, b, None, columns)
 
 
-cdef cnp.ndarray packed_result(cnp.ndarray src, Py_ssize_t a, Py_ssize_t b):
-    """A fresh vector for each of src's matrices' band (a, b) (clamped)."""
-    cdef int d, nd = cnp.PyArray_NDIM(src)
-    cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
-    cdef Allocation how
-    for d in range(nd - 2):
-        dims[d] = cnp.PyArray_DIMS(src)[d]
+cdef void packed_dims(cnp.ndarray src, Py_ssize_t a, Py_ssize_t b,
+                      cnp.npy_intp *dims) noexcept:
+    """The shape of the vectors of src's matrices' band (a, b) (clamped)."""
+    cdef int nd = cnp.PyArray_NDIM(src)
+    memcpy(dims, cnp.PyArray_DIMS(src), (nd - 2) * sizeof(cnp.npy_intp))
     dims[nd - 2] = kept_in(a, b, cnp.PyArray_DIMS(src)[nd - 2],
                            cnp.PyArray_DIMS(src)[nd - 1])
-    return fresh(src.descr, nd - 1, dims, a, b, False, &how)
+
+
+cdef void unpacked_dims(cnp.ndarray src, Py_ssize_t rows, Py_ssize_t cols,
+                        cnp.npy_intp *dims) noexcept:
+    """The shape of rows x cols matrices unpacked from src's vectors."""
+    cdef int nd = cnp.PyArray_NDIM(src)
+    memcpy(dims, cnp.PyArray_DIMS(src), (nd - 1) * sizeof(cnp.npy_intp))
+    dims[nd - 1], dims[nd] = rows, cols
+
+
+cdef cnp.ndarray packed_result(cnp.ndarray src, Py_ssize_t a, Py_ssize_t b):
+    """A fresh vector for each of src's matrices' band (a, b) (clamped)."""
+    cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
+    cdef Allocation how
+    packed_dims(src, a, b, dims)
+    return fresh(src.descr, cnp.PyArray_NDIM(src) - 1, dims, a, b, False, &how)
 
 
 def pack_checked(cnp.ndarray src not None, Py_ssize_t part, bint floats,
@@ -640,7 +653,7 @@ cdef cnp.ndarray unpack_of(cnp.ndarray src, cnp.ndarray dst, object lo, object h
                            object fill, Py_ssize_t rows, Py_ssize_t cols,
                            bint columns, bint mirror, const char *xor):
     """unpack, its arguments checked."""
-    cdef int d, nd = cnp.PyArray_NDIM(src) + 1
+    cdef int nd = cnp.PyArray_NDIM(src) + 1
     cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
     cdef Py_ssize_t a, b
     cdef Allocation how = MALLOC
@@ -651,9 +664,7 @@ cdef cnp.ndarray unpack_of(cnp.ndarray src, cnp.ndarray dst, object lo, object h
     a = bound(lo, -rows, rows, cols)
     b = bound(hi, cols, rows, cols)
     if dst is None:
-        for d in range(nd - 2):
-            dims[d] = cnp.PyArray_DIMS(src)[d]
-        dims[nd - 2], dims[nd - 1] = rows, cols
+        unpacked_dims(src, rows, cols, dims)
         # (a mirrored band fills most of the rest: never zero pages)
         dst = fresh(src.descr, nd, dims, a, b, fill is None and not mirror, &how)
     return packed_of(dst, src, UNPACK, a, b, fill, columns,

@@ -14,11 +14,9 @@ cdef extern from "_mask.h":
 
 cdef enum:
     RUNS = 5
-    # The bytes of a cache line on the targets (x86-64; arm64's common cores)
-    CACHE_LINE = 64
-    # Their L1D: 32 KiB, 64 sets of 8 lines (ways); lines a multiple of
-    # 2**s lines apart share 64 >> s sets, the rest evicted (cores with 48
-    # KiB in 12 ways hold more)
+    # L1D of the targets: 32 KiB, 64 sets of 8 lines (ways); lines a
+    # multiple of 2**s lines apart share 64 >> s sets, the rest evicted
+    # (cores with 48 KiB in 12 ways hold more)
     L1_SETS = 64
     L1_WAYS = 8
     # A row shorter than this costs more in calls (a memset and a memcpy of
@@ -330,8 +328,8 @@ cdef bint tiled(const Job *job) noexcept:
 
 cdef inline Py_ssize_t l1_lines(Py_ssize_t stride) noexcept nogil:
     """How many lines `stride` bytes apart L1D holds at once."""
-    cdef Py_ssize_t sets = L1_SETS, apart = stride // CACHE_LINE
-    if stride % CACHE_LINE == 0:
+    cdef Py_ssize_t sets = L1_SETS, apart = stride // LINE_BYTES
+    if stride % LINE_BYTES == 0:
         while sets > 1 and apart % 2 == 0:
             sets //= 2
             apart //= 2
@@ -346,7 +344,7 @@ cdef inline bint grouped_rows(const Job *job) noexcept nogil:
     read each again from L2: rows go a group at a time (transposed_rows),
     each line read once for all of them."""
     return (job.copy_kept and job.xor == NULL and job.src_row == job.width
-            and job.dst_col == job.width and magnitude(job.src_col) >= CACHE_LINE
+            and job.dst_col == job.width and magnitude(job.src_col) >= LINE_BYTES
             and (job.width & (job.width - 1)) == 0 and job.width <= 16
             and job.cols > l1_lines(magnitude(job.src_col)))
 

@@ -288,7 +288,7 @@ cdef void transposed_rows(elem_t *tag, const Job *job, Py_ssize_t so,
     of them (the rest, fewer rows than a group, as strided_rows does)."""
     cdef Py_ssize_t g, i, j, top, bottom
     # a line's elements, or 16 rows (stores to as many lines at once)
-    cdef Py_ssize_t group = min(16, CACHE_LINE // sizeof(elem_t))
+    cdef Py_ssize_t group = min(16, LINE_BYTES // sizeof(elem_t))
     cdef Py_ssize_t w = sizeof(elem_t), n = job.cols, a = job.a, b = job.b
     cdef Py_ssize_t ss = job.src_col, dst_row = job.dst_row
     cdef bint rest = job.fill_rest
@@ -312,8 +312,8 @@ cdef void transposed_rows(elem_t *tag, const Job *job, Py_ssize_t so,
             row = d + g * dst_row
             if rest:
                 fill_run(tag, row, w, w, los[g], f)
-            for j in range(los[g], min(his[g], top)):
-                memcpy(row + j * w, s + g * w + j * ss, w)
+            copy_elems(tag, row + los[g] * w, w, s + g * w + los[g] * ss, ss,
+                       min(his[g], top) - los[g], w)
         for j in range(top, bottom):
             p = s + j * ss
             for g in range(group):
@@ -321,8 +321,8 @@ cdef void transposed_rows(elem_t *tag, const Job *job, Py_ssize_t so,
                 memcpy(d + g * dst_row + j * w, &v, w)
         for g in range(group):
             row = d + g * dst_row
-            for j in range(max(los[g], bottom), his[g]):
-                memcpy(row + j * w, s + g * w + j * ss, w)
+            j = max(los[g], bottom)
+            copy_elems(tag, row + j * w, w, s + g * w + j * ss, ss, his[g] - j, w)
             if rest:
                 fill_run(tag, row + his[g] * w, w, w, n - his[g], f)
         i += group
