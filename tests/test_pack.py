@@ -654,6 +654,48 @@ def test_streamed(case: tuple[Any, int], rng) -> None:
             assert_same(out, exp)
 
 
+@pytest.mark.usefixtures("threads4")
+def test_streamed_columns_whole_lines(rng) -> None:
+    """An unpack column after column into rows of whole cache lines streams
+    its tiles whole lines wide, the fill with them (explain_packed's
+    "lines"); rows of other lengths, and mirrored ones, do not. Each result
+    numpy's answer to the bit: fresh, and into out= at a line's start and a
+    byte past it, every k's side of the diagonal, zeros and a fill."""
+    from trilu import _kernel  # noqa: PLC0415
+
+    n, dtype = 2048, np.dtype(np.float64)  # rows of 16 KiB, 32 MiB results
+    assert n * n * dtype.itemsize >= 32 << 20
+    buf = np.empty(n * n * dtype.itemsize + 128, np.uint8)
+    start = -buf.ctypes.data % 64
+    outs = [
+        buf[at : at + n * n * 8].view(dtype).reshape(n, n) for at in (start, start + 1)
+    ]
+
+    def lines(rows: int, mirror: bool) -> bool:
+        mat, vec = (
+            np.empty((rows, rows), dtype),
+            np.empty(count(rows, rows, 0, True), dtype),
+        )
+        plan = _kernel.explain_packed(mat, vec, True, 0, None, True, None, mirror)
+        assert plan["method"] == "tiled"
+        return plan["lines"]
+
+    assert lines(n, False) == _kernel.STREAMING
+    assert not lines(n + 1, False)
+    assert not lines(n, True)
+    fill = fills(dtype)[0]
+    for i, (k, upper) in enumerate([(0, True), (0, False), (3, True), (-5, False)]):
+        v = make(dtype, (count(n, n, k, upper),), rng)
+        f = (None, fill)[i % 2]
+        exp = unpack_oracle(v, n, n, k, upper, f, "F", False)
+        call = partial(trilu.unpack, v, n, k=k, upper=upper, order="F", fill=f)
+        assert_same(call(), exp)
+        out = outs[i // 2]
+        out.fill(7)
+        assert call(out=out) is out
+        assert_same(out, exp)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect: Linux")
 def test_streamed_rows_read_v_only() -> None:
     """Streamed rows read v's elements and nothing around them: a v flush

@@ -48,6 +48,7 @@ def explain_packed(
     hi: int | None,
     columns: bool = False,
     fill: bytes | None = None,
+    mirror: bool = False,
 ) -> dict[str, object]: ...
 def mirror(
     src: np.ndarray,

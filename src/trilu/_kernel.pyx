@@ -763,11 +763,13 @@ def explain_band(cnp.ndarray src not None, object lo, object hi,
 
 
 def explain_packed(cnp.ndarray mat not None, cnp.ndarray vec not None, bint unpack,
-                   object lo, object hi, bint columns=False, object fill=None):
+                   object lo, object hi, bint columns=False, object fill=None,
+                   bint mirror=False):
     """What ``pack(mat, vec, lo, hi, columns)`` (or ``unpack(vec, mat, lo,
-    hi, fill, columns)``, its result not fresh) would do, as a dict for
-    tests: the method, stream, threads, and rows: an UNPACK's rows written as
-    a band's (contiguous_rows). Nothing is written."""
+    hi, fill, columns, mirror)``, its result not fresh) would do, as a dict for
+    tests: the method, stream, threads, rows: an UNPACK's rows written as
+    a band's (contiguous_rows), and lines: its tiles streamed whole lines
+    wide (whole_tiles). Nothing is written."""
     cdef Plan p
     cdef char pattern[PATTERN_BYTES]
     cdef Py_ssize_t offsets[OFFSETS_MAX]
@@ -776,12 +778,12 @@ def explain_packed(cnp.ndarray mat not None, cnp.ndarray vec not None, bint unpa
     cdef Py_ssize_t cols = cnp.PyArray_DIMS(mat)[nd - 1]
     if not plan_packed_job(&p, mat, vec, UNPACK if unpack else PACK,
                            bound(lo, -rows, rows, cols), bound(hi, cols, rows, cols),
-                           fill, columns, True, False, NULL, NULL, NULL, pattern,
-                           offsets):
+                           fill, columns, True, mirror and unpack, NULL, NULL, NULL,
+                           pattern, offsets):
         return {}
     return dict(method=_METHODS[p.job.method], stream=p.job.stream,
                 threads=p.threads, rows=p.job.method == STRIDED and unpacked_along(
-                    &p.job))
+                    &p.job), lines=p.job.method == TILED and whole_tiles(&p.job))
 
 
 include "_banded.pxi"

@@ -628,6 +628,17 @@ cdef void whole_lines(const Job *job, char **drow, Py_ssize_t n,
                              (cols - last[0]) * w, job.fill.pattern)
 
 
+cdef inline bint whole_tiles(const Job *job) noexcept nogil:
+    """Whether a TILED job's tiles are whole lines wide, streamed, the fill
+    with them (whole_lines): a streamed band's (plan: its rows start alike
+    in a line), and a streamed UNPACK's whose lines are its columns (none
+    read along) where its rows start alike in a line; its other rows' fill
+    is streamed along, its tiles written by normal stores."""
+    return job.stream and (job.packed == UNPACKED or (
+        job.packed == UNPACK and job.columns and not job.mirror
+        and LINE_BYTES % job.width == 0 and job.dst_row % LINE_BYTES == 0))
+
+
 cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                      Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
     """Rows [r0, r1) of a TILED job, the one transposed walk, a strip of
@@ -650,6 +661,7 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef Py_ssize_t ta = job.a if kept_across else job.ma
     cdef Py_ssize_t tb = job.b if kept_across else job.mb
     cdef const char *txor = job.xor if band or not kept_across else NULL
+    cdef bint whole = whole_tiles(job)
     # the tiles' steps: along dst's rows (drow), down src's columns (scol)
     cdef Py_ssize_t dstep = job.src_col if job.check != NULL else (
         step if pack else job.dst_col)
@@ -703,7 +715,9 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
             else:
                 d = job.dst + do + i * job.dst_row
                 drow[i - b0] = d
-                if job.columns:    # the mirrored span along row i's line
+                if whole:          # (nothing along: the fill with the tiles)
+                    pass
+                elif job.columns:  # the mirrored span along row i's line
                     unpacked_row(tag, job, d, src + packed_line(job, i, step),
                                  mlo, mhi, job.xor, lo, hi)
                 else:              # the kept one
@@ -741,7 +755,7 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                 c0 = c1
             b0 = b1
             continue
-        if band and job.stream:    # whole lines (a tile is whole lines wide)
+        if whole:                  # (a tile is whole lines wide)
             whole_lines(job, drow, b1 - b0, &first, &last)
         c0 = first
         while c0 < last:
@@ -760,7 +774,7 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
             else:
                 across_tile(tag, drow, dstep, scol, sstep, b0, b1, c0, c1, ta, tb,
                             w, txor, buf, min(ACROSS_AHEAD, last - c1), False,
-                            job.fill.pattern if band and job.stream else NULL)
+                            job.fill.pattern if whole else NULL)
             c0 = c1
         b0 = b1
     if unequal:
