@@ -588,9 +588,11 @@ def toolkit_fns(case: ToolCase) -> list[tuple[str, int, dict[str, Fn | None]]]:
         return _squareform_fns(case, x)
     packed_cls = ("pack", "unpack", "pack_f", "unpack_f", "unpack_mirror")
     r, c = case.indices() if case.cls in packed_cls else (None, None)
+    # the packed vectors in C order, as pack returns them (numpy's
+    # x[..., r, c] of a batch runs down the batch: a transpose of that)
+    v = placed_copy(np.ascontiguousarray(x[..., r, c]), x) if r is not None else x
     order = "F" if case.cls in ("pack_f", "unpack_f") else "C"
     if case.cls in ("pack", "pack_f"):
-        v = placed_copy(x[..., r, c], x)
         packed = placed(v, x)
         # column after column: the transpose's triangle, gathered from the view
         xt, rt, ct = (np.swapaxes(x, -1, -2), c, r) if order == "F" else (x, r, c)
@@ -604,7 +606,6 @@ def toolkit_fns(case: ToolCase) -> list[tuple[str, int, dict[str, Fn | None]]]:
                 "copyto": lambda: np.copyto(packed, v)}),
         ]  # fmt: skip
     if case.cls in ("unpack", "unpack_f"):
-        v = placed_copy(x[..., r, c], x)
         rows, cols = x.shape[-2:]
         return [
             ("fresh", x.nbytes, {
@@ -617,7 +618,6 @@ def toolkit_fns(case: ToolCase) -> list[tuple[str, int, dict[str, Fn | None]]]:
                 **into}),
         ]  # fmt: skip
     if case.cls == "unpack_mirror":
-        v = placed_copy(x[..., r, c], x)
         n = x.shape[-1]
         mirror: Any = "conj" if conj else True
         # the transposes that are not kept: the scatter's second half

@@ -297,6 +297,8 @@ cdef void transposed_rows(elem_t *tag, const Job *job, Py_ssize_t so,
     cdef char *d = job.dst + do + r0 * dst_row
     cdef Py_ssize_t los[16]
     cdef Py_ssize_t his[16]
+    cdef const char *runs[4]
+    cdef bint blocks = elem_t is uint64_t and _vectors != PORTABLE
     cdef const char *p
     cdef char *row
     cdef elem_t v
@@ -314,7 +316,14 @@ cdef void transposed_rows(elem_t *tag, const Job *job, Py_ssize_t so,
                 fill_run(tag, row, w, w, los[g], f)
             copy_elems(tag, row + los[g] * w, w, s + g * w + los[g] * ss, ss,
                        min(his[g], top) - los[g], w)
-        for j in range(top, bottom):
+        j = top
+        if blocks:             # four columns at a time, 4x4 blocks in registers
+            while j + 4 <= bottom:
+                for g in range(4):
+                    runs[g] = s + (j + g) * ss
+                trilu_transpose4_avx2(d + j * w, dst_row, runs, 8, 0, group)
+                j += 4
+        for j in range(j, bottom):
             p = s + j * ss
             for g in range(group):
                 memcpy(&v, p + g * w, w)
