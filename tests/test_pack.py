@@ -520,6 +520,42 @@ def test_unpack_rows_as_a_band(dtype: str, rng) -> None:
     assert taken
 
 
+@pytest.mark.parametrize("dtype", ["int8", "float32", "float64", "complex128", "V3"])
+def test_unpack_columns_by_row_groups(dtype: str, threads: int, rng) -> None:
+    """An UNPACK column after column into matrices in cache goes a group of
+    rows at a time (explain_packed's "columns"; a matrix past the caches
+    goes by tiles): every band of matrices of fewer rows than a group, of
+    groups and a rest, short and long rows; each fill; out= contiguous, a
+    gap apart and strided; v contiguous and strided; a batch."""
+    from trilu import _kernel  # noqa: PLC0415
+
+    dtype_ = np.dtype(dtype)
+    big = np.empty((4096, 4096), dtype_)  # (never written: its plan only)
+    assert _kernel.explain_packed(big, big[0], True, 0, None, True)["method"] == "tiled"
+    cycle = [None, *fill_cycle(dtype_)[:2]]
+    taken = 0
+    for i, (n, m) in enumerate([(3, 9), (21, 19), (37, 70)]):
+        for k, upper in itertools.product(range(-n - 1, m + 2, 4), (True, False)):
+            v = make(dtype_, (2, count(n, m, k, upper)), rng)
+            fill = cycle[(i + k) % len(cycle)]
+            exp = unpack_oracle(v, n, m, k, upper, fill, "F")
+            wide = np.empty((2, n, m + 3), dtype_)
+            for out, lines in [(np.empty((2, n, m), dtype_), v), (wide[..., :m], v),
+                               (np.empty((2, n, 2 * m), dtype_)[..., ::2], v),
+                               (np.empty((2, n, m), dtype_), v.repeat(2, -1)[..., ::2])]:  # fmt: skip
+                lo, hi = (k_int(k), None) if upper else (None, k_int(k))
+                plan = _kernel.explain_packed(out, lines, True, lo, hi, True)
+                # (empty: nothing to move; matrices: small ones of short rows)
+                assert plan.get("method", "columns") in ("columns", "matrices")
+                taken += plan.get("method") == "columns"
+                out[...] = make(dtype_, out.shape, rng)
+                got = trilu.unpack(lines, n, m, k, upper=upper, fill=fill, order="F",
+                                   out=out)  # fmt: skip
+                assert got is out
+                assert_same(out, exp)
+    assert taken
+
+
 @pytest.mark.parametrize("dtype", dtype_params(ALL_DTYPES))
 def test_unpack_out_overlapping_input(dtype: np.dtype, rng) -> None:
     """out= sharing memory with v (from its first byte, or within it): v's

@@ -679,7 +679,7 @@ def band_count(Py_ssize_t rows, Py_ssize_t cols, object lo, object hi):
 
 
 _METHODS = {ROWS: "rows", STRIDED: "strided", TILED: "tiled",
-            BAND_MASK: "band_mask", MATRICES: "matrices"}
+            BAND_MASK: "band_mask", MATRICES: "matrices", COLUMNS: "columns"}
 _ALLOCATIONS = {MALLOC: "malloc", RECYCLED: "recycled", CALLOC: "calloc",
                 ZERO_PAGES: "zero_pages"}
 

@@ -26,6 +26,88 @@ cdef inline bint unpacked_along(const Job *job) noexcept nogil:
             and job.src_col == job.width and job.xor == NULL)
 
 
+cdef inline void copy_elem(elem_t *tag, char *d, const char *s,
+                           Py_ssize_t w) noexcept nogil:
+    cdef elem_t v
+    if elem_t is any_width:
+        memcpy(d, s, w)
+    else:
+        memcpy(&v, s, sizeof(elem_t))
+        memcpy(d, &v, sizeof(elem_t))
+
+
+cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
+                      Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
+    """Rows [r0, r1) of an UNPACK whose lines are its columns, in cache
+    (COLUMNS): transposed_rows' walk, a group of rows at a time, each line's
+    run of the group read once, the line's place found from the last
+    one's; where all of the group's rows keep them, lines a block at a
+    time (transpose_block). Each row's fill outside its span."""
+    cdef Py_ssize_t g, j, k, n, done, hi, top, bottom, first, start, nxt
+    cdef Py_ssize_t group = min(16, LINE_BYTES // job.width)
+    cdef Py_ssize_t w = job.width, cols = job.cols, rows = job.rows
+    cdef Py_ssize_t a = job.a, b = job.b, step = job.src_col
+    cdef Py_ssize_t ds = job.dst_col, dst_row = job.dst_row
+    cdef bint rest = job.fill_rest
+    cdef Py_ssize_t block = transpose_columns(tag)
+    cdef bint blocks = block and step == w and ds == w   # (runs and rows along)
+    cdef Fill f = job.fill
+    cdef const char *src = job.src + so
+    cdef const char *line
+    cdef const char *runs[8]
+    cdef char *d
+    cdef Py_ssize_t los[16]
+    cdef Py_ssize_t his[16]
+    cdef Py_ssize_t i = r0
+    while i < r1:
+        n = min(group, r1 - i)
+        d = job.dst + do + i * dst_row
+        first, bottom, top, hi = cols, cols, 0, 0
+        for g in range(n):
+            row_span(part, a, b, cols, i + g, &los[g], &his[g])
+            if rest:
+                fill_run(tag, d + g * dst_row, ds, w, los[g], f)
+                fill_run(tag, d + g * dst_row + his[g] * ds, ds, w,
+                         cols - his[g], f)
+            if his[g] > los[g]:
+                first = min(first, los[g])
+                hi = max(hi, his[g])
+            top = max(top, los[g])         # the columns every row keeps
+            bottom = min(bottom, his[g])
+        bottom = max(top, bottom)
+        if first < hi:
+            # line j's element p at line + p * step: packed_line's, then
+            # the next line's from this one's end
+            line = src + packed_line(job, first, step) + i * step
+            j = first
+            while j < hi:
+                start = clip(j - b, 0, rows)
+                nxt = clip(j + 1 - b, 0, rows)
+                if blocks and top <= j and j + block <= bottom:
+                    for g in range(block):
+                        runs[g] = line
+                        line += (clip(j + g - a + 1, start, rows) - nxt) * step
+                        start, nxt = nxt, clip(j + g + 2 - b, 0, rows)
+                    done = transpose_block(tag, d + j * w, dst_row, runs, n)
+                    for g in range(done, n):   # (the rows under the blocks')
+                        for k in range(block):
+                            copy_elem(tag, d + g * dst_row + (j + k) * w,
+                                      runs[k] + g * w, w)
+                    j += block
+                    continue
+                if top <= j < bottom:
+                    for g in range(n):
+                        copy_elem(tag, d + g * dst_row + j * ds, line + g * step, w)
+                else:
+                    for g in range(n):
+                        if los[g] <= j < his[g]:
+                            copy_elem(tag, d + g * dst_row + j * ds,
+                                      line + g * step, w)
+                line += (clip(j - a + 1, start, rows) - nxt) * step
+                j += 1
+        i += n
+
+
 cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                       Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
     """Rows [r0, r1) of a matrix to (PACK) or from (UNPACK) the packed
@@ -40,6 +122,9 @@ cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef Py_ssize_t pcol = job.dst_col if pack else job.src_col
     cdef char *m = (<char *>job.src + so if pack else job.dst + do) + r0 * mrow
     cdef char *p = (job.dst + do if pack else <char *>job.src + so) + at * pcol
+    if job.method == COLUMNS and part != FILLED:
+        column_rows(tag, job, so, do, r0, r1, part)
+        return
     if part == KEPT and mcol == w and mrow == cols * w and pcol == w:
         if pack:               # whole rows, both sides contiguous
             memcpy(p, m, (r1 - r0) * cols * w)
@@ -224,6 +309,8 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
         job.method = MATRICES
         build_offsets(job, offsets)
         job.offsets = offsets
+    elif columns and job.matrix_bytes < TILE_MIN_BYTES:
+        job.method = COLUMNS   # (UNPACK's) the lines read across, in cache
     elif columns or (rows > 1 and magnitude(mrow) < magnitude(mcol)
                      and job.matrix_bytes >= TILE_MIN_BYTES):
         job.method = TILED     # the lines, or PACK's matrix, read across
@@ -233,8 +320,10 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
     # contiguous: with streaming stores (_stream.h), where the fill's
     # pattern allows (a byte, or an element whose width divides 16). Not
     # packed vectors, whose lines start anywhere in a cache line, which
-    # would then be written by normal stores and streaming ones both.
+    # would then be written by normal stores and streaming ones both; nor
+    # rows written a group at a time, whose stores are not whole lines.
     job.stream = (TRILU_STREAM and not pack and job.method != MATRICES
+                  and job.method != COLUMNS
                   and mcol == w and (job.fill.byte >= 0 or 16 % w == 0)
                   and nb * job.matrix_bytes >= STREAM_MIN_BYTES)
     job.prefetch = job.vector = False     # (contiguous_rows's: band jobs')

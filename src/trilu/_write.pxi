@@ -47,6 +47,8 @@ cdef extern from "_simd.h" nogil:
                            Py_ssize_t w, const char *fill)
     Py_ssize_t trilu_transpose4_avx2(char *t, Py_ssize_t line, const char **s,
                                      Py_ssize_t step, Py_ssize_t lo, Py_ssize_t hi)
+    Py_ssize_t trilu_transpose8_avx2(char *t, Py_ssize_t line, const char **s,
+                                     Py_ssize_t lo, Py_ssize_t hi)
     int trilu_avx2_usable()    # 0 where the loop is not built
     int trilu_avx512_usable()
 
@@ -279,6 +281,26 @@ cdef void copy_xor(elem_t *tag, char *d, Py_ssize_t ds, const char *s,
             memcpy(d + j * ds, &v, sizeof(elem_t))
 
 
+cdef inline Py_ssize_t transpose_columns(elem_t *tag) noexcept nogil:
+    """The columns transpose_block moves at a time: four of 8-byte elements,
+    eight of 4-byte ones, where the CPU has AVX2; else none (0)."""
+    if _vectors == PORTABLE or (elem_t is not uint64_t and elem_t is not uint32_t):
+        return 0
+    return 4 if elem_t is uint64_t else 8
+
+
+cdef inline Py_ssize_t transpose_block(elem_t *tag, char *d, Py_ssize_t dst_row,
+                                       const char **runs, Py_ssize_t n) noexcept nogil:
+    """Rows [0, n) of transpose_columns' columns: element i of runs[k] (its
+    elements contiguous) to d + i * dst_row + k * w (dst's rows contiguous),
+    a square block in registers at a time (_simd.h); return the rows moved,
+    the blocks' (a multiple of the columns)."""
+    if elem_t is uint64_t:
+        return trilu_transpose4_avx2(d, dst_row, runs, 8, 0, n)
+    else:
+        return trilu_transpose8_avx2(d, dst_row, runs, 0, n)
+
+
 cdef void transposed_rows(elem_t *tag, const Job *job, Py_ssize_t so,
                           Py_ssize_t do, Py_ssize_t r0, Py_ssize_t r1,
                           Part part) noexcept nogil:
@@ -297,8 +319,8 @@ cdef void transposed_rows(elem_t *tag, const Job *job, Py_ssize_t so,
     cdef char *d = job.dst + do + r0 * dst_row
     cdef Py_ssize_t los[16]
     cdef Py_ssize_t his[16]
-    cdef const char *runs[4]
-    cdef bint blocks = elem_t is uint64_t and _vectors != PORTABLE
+    cdef const char *runs[8]
+    cdef Py_ssize_t block = transpose_columns(tag)
     cdef const char *p
     cdef char *row
     cdef elem_t v
@@ -317,12 +339,11 @@ cdef void transposed_rows(elem_t *tag, const Job *job, Py_ssize_t so,
             copy_elems(tag, row + los[g] * w, w, s + g * w + los[g] * ss, ss,
                        min(his[g], top) - los[g], w)
         j = top
-        if blocks:             # four columns at a time, 4x4 blocks in registers
-            while j + 4 <= bottom:
-                for g in range(4):
-                    runs[g] = s + (j + g) * ss
-                trilu_transpose4_avx2(d + j * w, dst_row, runs, 8, 0, group)
-                j += 4
+        while block and j + block <= bottom:   # (a group: whole blocks of rows)
+            for g in range(block):
+                runs[g] = s + (j + g) * ss
+            transpose_block(tag, d + j * w, dst_row, runs, group)
+            j += block
         for j in range(j, bottom):
             p = s + j * ss
             for g in range(group):

@@ -643,6 +643,46 @@ static void check_transpose(void)
     printf("transpose: %d cases, AVX2 used\n", (int)cases);
 }
 
+/* The AVX2 8x8 transposition of 4-byte elements against element-by-element
+ * copies: every [lo, hi) within the runs, a line of every width in 4-byte
+ * elements that holds the eight, and the bytes around each block, which
+ * must stay untouched. */
+static void check_transpose8(void)
+{
+    enum { RUN = 40, LINE = 11 };
+    static unsigned int src[8][RUN];
+    static unsigned int got[RUN * LINE + 8], want[RUN * LINE + 8];
+    const char *s[8];
+    ptrdiff_t lo, hi, line, i, end, stop;
+    size_t cases = 0;
+    int k;
+    if (!trilu_avx2_usable()) {
+        printf("transpose8: AVX2 not used\n");
+        return;
+    }
+    for (k = 0; k < 8; k++) {
+        for (i = 0; i < RUN; i++)
+            src[k][i] = (unsigned int)rnd(1UL << 31) << 1 | (unsigned int)rnd(2);
+        s[k] = (const char *)src[k];  /* element i at s[k] + 4 * i */
+    }
+    for (line = 8; line <= LINE; line++)
+        for (lo = 0; lo <= RUN; lo++)
+            for (hi = lo; hi <= RUN; hi++) {
+                memset(got, 0x5A, sizeof got);
+                memset(want, 0x5A, sizeof want);
+                end = trilu_transpose8_avx2((char *)(got + 1), line * 4, s, lo, hi);
+                stop = lo + (hi - lo) / 8 * 8;
+                for (i = lo; i < stop; i++)
+                    for (k = 0; k < 8; k++)
+                        memcpy(want + 1 + i * line + k, s[k] + i * 4, 4);
+                CHECK(end == stop && memcmp(got, want, sizeof got) == 0,
+                      "transpose8_avx2 line=%d lo=%d hi=%d end=%d", (int)line,
+                      (int)lo, (int)hi, (int)end);
+                cases++;
+            }
+    printf("transpose8: %d cases, AVX2 used\n", (int)cases);
+}
+
 int main(int argc, char **argv)
 {
     long calls = argc > 1 ? atol(argv[1]) : 100000;
@@ -662,6 +702,7 @@ int main(int argc, char **argv)
     check_rows();
     check_edge_rows();
     check_transpose();
+    check_transpose8();
     check_back_to_back(calls);
     check_after_idle();
     check_concurrent(calls / 10);
