@@ -520,8 +520,9 @@ def test_unpack_rows_as_a_band(dtype: str, rng) -> None:
     assert taken
 
 
+@pytest.mark.usefixtures("threads")
 @pytest.mark.parametrize("dtype", ["int8", "float32", "float64", "complex128", "V3"])
-def test_unpack_columns_by_row_groups(dtype: str, threads: int, rng) -> None:
+def test_unpack_columns_by_row_groups(dtype: str, rng) -> None:
     """An UNPACK column after column into matrices in cache goes a group of
     rows at a time (explain_packed's "columns"; a matrix past the caches
     goes by tiles): every band of matrices of fewer rows than a group, of
