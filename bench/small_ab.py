@@ -77,8 +77,8 @@ minus_inf = -np.inf
 intp = np.intp
 from numpy import copyto, empty, empty_like, ones
 from trilu import (
-    band, mirror, pack, tri, tril, tril_indices, tril_indices_from, triu,
-    triu_indices, triu_indices_from, unpack)
+    attention_mask, band, band_mask, mirror, pack, tri, tril, tril_indices,
+    tril_indices_from, triu, triu_indices, triu_indices_from, unpack)
 onnx_trilu = trilu.trilu
 """
 
@@ -113,7 +113,7 @@ class Case:
 
 
 # the small calls, on _SETUP's inputs, each against numpy's allocation of its
-# result; the issue's targets
+# result; the issue's targets (the masks made from nothing: tri's)
 SMALL: dict[str, Case] = {
     "triu(x) 4x5 int64": Case("triu(x)", "empty_like(x)", 1.4),
     "tril(x, -1) 4x5 int64": Case("tril(x, -1)", "empty_like(x)", 1.4),
@@ -127,6 +127,10 @@ SMALL: dict[str, Case] = {
     "unpack(v) 10 elements": Case("unpack(v)", "empty((4, 4))", 3.0),
     "mirror(a)": Case("mirror(a)", "empty_like(a)", 3.0),
     "tri(4)": Case("tri(4)", "empty((4, 4))", 3.0),
+    "band_mask(4, None, -1, 1)": Case(
+        "band_mask(4, None, -1, 1)", "empty((4, 4), bool)", 3.0
+    ),
+    "attention_mask(4)": Case("attention_mask(4)", "empty((4, 4), bool)", 3.0),
     "triu_indices(4)": Case("triu_indices(4)", "empty((2, 10), intp)", 4.0),
     "tril_indices(4, -1)": Case("tril_indices(4, -1)", "empty((2, 6), intp)", 4.0),
     "triu_indices_from(a)": Case("triu_indices_from(a)", "empty((2, 10), intp)", 4.0),

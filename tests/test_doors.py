@@ -42,6 +42,7 @@ ROOT = str(Path(trilu.__file__).parent)
 PUBLIC = [
     "triu", "tril", "band", "trilu", "mirror", "pack", "unpack", "tri",
     "triu_indices", "tril_indices", "triu_indices_from", "tril_indices_from",
+    "band_mask", "attention_mask",
 ]  # fmt: skip
 RNG = np.random.default_rng(31)
 
@@ -192,6 +193,18 @@ def common_calls() -> Iterator[tuple[str, str, tuple, dict]]:
         ("triu_indices_from", (a,), {}),
         ("tril_indices_from", (a, -1), {}),
         ("tril_indices_from", (np.ones((2, 5)),), {"k": 1}),
+        ("band_mask", (5,), {}),
+        ("band_mask", (4, 6, -1, 2), {}),
+        ("band_mask", (4,), {"hi": 0, "dtype": np.float32}),
+        ("band_mask", (4, None, 1), {"dtype": "i2", "keep": 7, "fill": -1}),
+        ("band_mask", (3, 5, None, 0), {"dtype": np.float32, "fill": float("-inf")}),
+        ("band_mask", (0, 3, -(2**70), 2**70), {"dtype": bool}),
+        ("band_mask", (3,), {"dtype": "U2"}),
+        ("attention_mask", (4,), {}),
+        ("attention_mask", (3, 5), {"window": 2}),
+        ("attention_mask", (4,), {"dtype": np.float32}),
+        ("attention_mask", (5, 3), {"align": "top_left", "dtype": "float16"}),
+        ("attention_mask", (0,), {"window": 1, "dtype": np.dtype(bool)}),
     ]:
         yield _label(name, args, kwargs), name, args, kwargs
 
@@ -261,6 +274,22 @@ def test_other_calls_reach_python() -> None:
         ("tri", (np.intp(4),), {}),
         ("triu_indices", (2**21,), {}),
         ("tril_indices_from", (x[0],), {}),
+        ("band_mask", (-1,), {}),
+        ("band_mask", (3, -2), {}),
+        ("band_mask", (np.intp(3),), {}),
+        ("band_mask", (3, None, np.int64(0)), {}),
+        ("band_mask", (3,), {"keep": np.float64(2)}),
+        ("band_mask", (3,), {"fill": -0.0}),
+        ("band_mask", (3,), {"dtype": object}),
+        ("band_mask", (3,), {"like": x}),
+        ("band_mask", (2**21,), {}),
+        ("attention_mask", (3,), {"window": 0}),
+        ("attention_mask", (3,), {"window": np.int64(2)}),
+        ("attention_mask", (3,), {"align": "middle"}),
+        ("attention_mask", (3,), {"dtype": int}),
+        ("attention_mask", (-3,), {}),
+        ("attention_mask", (3, -1), {}),
+        ("attention_mask", (3,), {"like": x}),
     ]:
         door, python = through(name)
         with trilu_python_calls() as calls:

@@ -616,6 +616,118 @@ def _tri(N=MISSING, M=MISSING, k=MISSING, dtype=MISSING, /, *args, like=MISSING,
     return result
 
 
+# The dtype argument of band_mask -> (its dtype, the bytes of its default
+# keep and fill), and of attention_mask -> (its dtype, the bytes of where
+# attention is allowed and where not): filled by the Python layer (_masks),
+# read here in C.
+cdef dict _mask_dtypes = {}
+mask_dtypes = _mask_dtypes
+cdef dict _attention_dtypes = {}
+attention_dtypes = _attention_dtypes
+
+
+cdef object mask_door(object n, object m, object lo, object hi, tuple values,
+                      object keep, object fill):
+    """A mask's common call, as band_mask's Python function makes it: n and m
+    (None: n) small ints (small_int, small_result) and not negative, lo and
+    hi ints or None, values (its dtype, the bytes of keep and fill where
+    not given), keep and fill None or remembered; None for any other."""
+    cdef Py_ssize_t rows = 0, cols = 0
+    cdef object keep_bytes, fill_bytes
+    if (values is None or not small_int(n, &rows) or rows < 0
+            or (lo is not None and type(lo) is not int)
+            or (hi is not None and type(hi) is not int)):
+        return None
+    cols = rows
+    if m is not None and not (small_int(m, &cols) and cols >= 0):
+        return None
+    keep_bytes = values[1] if keep is None else known_fill(values[0], keep)
+    fill_bytes = values[2] if fill is None else known_fill(values[0], fill)
+    if keep_bytes is None or fill_bytes is None or not small_result(&rows, &cols):
+        return None
+    try:
+        return mask_of(rows, cols, lo, hi, values[0], keep_bytes, fill_bytes)
+    except MemoryError:        # the Python layer's answer, and its error
+        return None
+
+
+cdef object band_mask_door(object n, object m, object lo, object hi, object dtype,
+                           object keep, object fill, object like, object chunks):
+    """band_mask's common call: a dtype mask_dtypes knows, no like, no
+    chunks, the rest as mask_door takes it; None for any other."""
+    dtype = given(dtype, bool)
+    if (given(like, None) is not None or given(chunks, None) is not None
+            or not keyed_dtype(dtype)):
+        return None
+    return mask_door(n, given(m, None), given(lo, None), given(hi, None),
+                     _mask_dtypes.get(dtype), given(keep, None), given(fill, None))
+
+
+def _band_mask(n=MISSING, m=MISSING, lo=MISSING, hi=MISSING, /, *args,
+               dtype=MISSING, keep=MISSING, fill=MISSING, like=MISSING,
+               chunks=MISSING, **kwargs):
+    cdef object result = None
+    cdef list p
+    if not args:
+        if not kwargs:
+            result = band_mask_door(n, m, lo, hi, dtype, keep, fill, like, chunks)
+        elif (p := with_keywords(("n", "m", "lo", "hi"), [n, m, lo, hi],
+                                 kwargs)) is not None:
+            result = band_mask_door(p[0], p[1], p[2], p[3], dtype, keep, fill,
+                                    like, chunks)
+    if result is None:
+        result = wrapped("band_mask", (n, m, lo, hi), args, kwargs,
+                         {"dtype": dtype, "keep": keep, "fill": fill, "like": like,
+                          "chunks": chunks})
+    return result
+
+
+cdef object attention_door(object q_len, object k_len, object window, object align,
+                           object dtype, object like, object chunks):
+    """attention_mask's common call: lengths as mask_door takes them, window
+    None or an int of 1 or more, align one of the two, a dtype
+    attention_dtypes knows, no like, no chunks; None for any other."""
+    cdef Py_ssize_t rows = 0, cols = 0, size = 0, diag
+    k_len, window, align = given(k_len, None), given(window, None), given(
+        align, "bottom_right")
+    dtype = given(dtype, bool)
+    if (given(like, None) is not None or given(chunks, None) is not None
+            or not keyed_dtype(dtype) or type(align) is not str
+            or not small_int(q_len, &rows) or rows < 0):
+        return None
+    cols = rows
+    if k_len is not None and not small_int(k_len, &cols):
+        return None
+    if window is not None and not (small_int(window, &size) and size >= 1):
+        return None
+    if align == "bottom_right":
+        diag = cols - rows
+    elif align == "top_left":
+        diag = 0
+    else:
+        return None
+    return mask_door(rows, cols, None if window is None else diag - size + 1, diag,
+                     _attention_dtypes.get(dtype), None, None)
+
+
+def _attention_mask(q_len=MISSING, k_len=MISSING, /, *args, window=MISSING,
+                    align=MISSING, dtype=MISSING, like=MISSING, chunks=MISSING,
+                    **kwargs):
+    cdef object result = None
+    cdef list p
+    if not args:
+        if not kwargs:
+            result = attention_door(q_len, k_len, window, align, dtype, like, chunks)
+        elif (p := with_keywords(("q_len", "k_len"), [q_len, k_len],
+                                 kwargs)) is not None:
+            result = attention_door(p[0], p[1], window, align, dtype, like, chunks)
+    if result is None:
+        result = wrapped("attention_mask", (q_len, k_len), args, kwargs,
+                         {"window": window, "align": align, "dtype": dtype,
+                          "like": like, "chunks": chunks})
+    return result
+
+
 cdef object small_triangle_indices(Py_ssize_t rows, Py_ssize_t cols, object k,
                                    bint upper):
     """triangle_indices; None where it cannot allocate (the Python layer then
@@ -715,4 +827,5 @@ cdef dict _DOORS = {
     "triu_indices": _triu_indices, "tril_indices": _tril_indices,
     "triu_indices_from": _triu_indices_from,
     "tril_indices_from": _tril_indices_from,
+    "band_mask": _band_mask, "attention_mask": _attention_mask,
 }

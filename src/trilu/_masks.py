@@ -37,16 +37,52 @@ _ndarray = np.ndarray
 
 def _values(dtype: np.dtype, keep: Any, fill: Any) -> tuple[np.ndarray, np.ndarray]:
     """keep and fill as 0-d arrays of dtype: numpy's cast of True and False
-    (np.tri's values) where not given, else converted as ``fill=`` is."""
+    (np.tri's values) where not given, else converted as ``fill=`` is (and
+    remembered for band_mask's door)."""
     keep = (
         np.array(True).astype(dtype)
         if keep is None
-        else _validate.fill(keep, dtype, name="keep")
+        else _route._fill(keep, dtype, None, "keep")
     )
     fill = (
-        np.array(False).astype(dtype) if fill is None else _validate.fill(fill, dtype)
+        np.array(False).astype(dtype)
+        if fill is None
+        else _route._fill(fill, dtype, None)
     )
     return keep, fill
+
+
+def _defaults(dtype: np.dtype) -> tuple[Any, Any]:
+    """band_mask's keep and fill in dtype where not given; None for a dtype
+    that takes no bool."""
+    try:
+        return _values(dtype, None, None)
+    except (TypeError, ValueError):
+        return None, None
+
+
+def _remember(
+    table: dict[Any, tuple[np.dtype, bytes, bytes]],
+    dtype: Any,
+    descr: np.dtype,
+    keep: Any,
+    fill: Any,
+) -> None:
+    """table[dtype] = (descr, keep's bytes, fill's), for a door to find the
+    values a dtype argument gives: only a dtype the door can look up as it
+    is (None, a class, a str, a dtype without metadata, as tri's)."""
+    if (
+        keep is None
+        or descr.hasobject
+        or not (
+            dtype is None
+            or isinstance(dtype, (type, str))
+            or (isinstance(dtype, np.dtype) and dtype.metadata is None)
+        )
+    ):
+        return
+    data = _validate.fill_bytes(keep, descr), _validate.fill_bytes(fill, descr)
+    table[dtype] = (descr, *data)
 
 
 def _bound(value: Any, name: str) -> int | None:
@@ -148,6 +184,7 @@ def band_mask(
     like: SupportsArrayFunc | None = None,
     chunks: object,
 ) -> Any: ...
+@_kernel.door
 def band_mask(
     n: SupportsIndex,
     m: SupportsIndex | None = None,
@@ -244,7 +281,9 @@ def band_mask(
     rows = _size(n, "n")
     cols = rows if m is None else _size(m, "m")
     lo, hi = _bound(lo, "lo"), _bound(hi, "hi")
-    keep, fill = _values(np.dtype(dtype), keep, fill)
+    descr = np.dtype(dtype)
+    keep, fill = _values(descr, keep, fill)
+    _remember(_kernel.mask_dtypes, dtype, descr, *_defaults(descr))
     return _mask(rows, cols, lo, hi, keep, fill, chunks, "band_mask")
 
 
@@ -328,6 +367,7 @@ def attention_mask(
     like: SupportsArrayFunc | None = None,
     chunks: object,
 ) -> Any: ...
+@_kernel.door
 def attention_mask(
     q_len: SupportsIndex,
     k_len: SupportsIndex | None = None,
@@ -432,9 +472,10 @@ def attention_mask(
         if size < 1:
             raise ValueError(f"window must be 1 or more, got {size}")
         lo = diag - size + 1
-    dtype = np.dtype(dtype)
-    cached = dtype.metadata is None
-    keep, fill = (_cached_values if cached else _attention_values)(dtype)
+    descr = np.dtype(dtype)
+    cached = descr.metadata is None
+    keep, fill = (_cached_values if cached else _attention_values)(descr)
+    _remember(_kernel.attention_dtypes, dtype, descr, keep, fill)
     return _mask(rows, cols, lo, diag, keep, fill, chunks, "attention_mask")
 
 

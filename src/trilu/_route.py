@@ -84,19 +84,19 @@ def _fill_bytes(fill: np.ndarray | None, dtype: np.dtype) -> bytes | None:
     return data if any(data) else None
 
 
-def _fill(fill: Any, dtype: np.dtype, zero: Any) -> np.ndarray:
+def _fill(fill: Any, dtype: np.dtype, zero: Any, name: str = "fill") -> np.ndarray:
     """``_validate.fill``; the bytes remembered for the kernel's doors
     (``_kernel.remembers``) where numpy's conversion raises no floating-point
     error, as ``np.errstate(all="raise")`` finds: then they are the same under
     any errstate, and no warning is owed. Otherwise the conversion runs again
     under the caller's errstate, which gives numpy's own warning or error."""
     if not _kernel.remembers(dtype, fill):
-        return _validate.fill(fill, dtype, zero)
+        return _validate.fill(fill, dtype, zero, name)
     try:
         with np.errstate(all="raise"):
-            value = _validate.fill(fill, dtype)
+            value = _validate.fill(fill, dtype, name=name)
     except FloatingPointError:
-        return _validate.fill(fill, dtype)
+        return _validate.fill(fill, dtype, name=name)
     _kernel.remember_fill(dtype, fill, _validate.fill_bytes(value, dtype))
     return value
 
