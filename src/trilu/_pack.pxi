@@ -28,6 +28,7 @@ cdef inline bint unpacked_along(const Job *job) noexcept nogil:
 
 cdef inline void copy_elem(elem_t *tag, char *d, const char *s,
                            Py_ssize_t w) noexcept nogil:
+    """One element from s to d, as a whole where its width is fused."""
     cdef elem_t v
     if elem_t is any_width:
         memcpy(d, s, w)

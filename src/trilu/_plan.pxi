@@ -42,10 +42,11 @@ cdef enum:
     # one pass over it from L2 costs less.
     TINY_MATRIX_BYTES = 1024
     MASK_BLOCK_BYTES = 4096
-    # The element walk (STRIDED) reads a line of src per column and finds it
-    # in cache again for the next rows while the memory src's columns span
-    # (the matrix, or more for a sheared or sliced one) fits the L2 (512 KiB
-    # to 2 MiB on the targets): tiles pay off from this size.
+    # The element walk (STRIDED, and an UNPACK's COLUMNS) reads a line of
+    # src per column and finds it in cache again for the next rows while
+    # the memory src's columns span (the matrix, or more for a sheared or
+    # sliced one) fits the L2 (512 KiB to 2 MiB on the targets): tiles pay
+    # off from this size.
     TILE_MIN_BYTES = 1 << 20
     # Elements wider than this are a quarter line or more each: the element
     # walk wastes little of each line it reads, and needs no tile.

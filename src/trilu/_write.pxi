@@ -662,8 +662,9 @@ cdef inline bint whole_tiles(const Job *job) noexcept nogil:
     """Whether a TILED job's tiles are whole lines wide, streamed, the fill
     with them (whole_lines): a streamed band's (plan: its rows start alike
     in a line), and a streamed UNPACK's whose lines are its columns (none
-    read along) where its rows start alike in a line; its other rows' fill
-    is streamed along, its tiles written by normal stores."""
+    read along) where its rows start alike in a line. (Another streamed
+    UNPACK streams each row's fill along and writes its tiles by normal
+    stores.)"""
     return job.stream and (job.packed == UNPACKED or (
         job.packed == UNPACK and job.columns and not job.mirror
         and LINE_BYTES % job.width == 0 and job.dst_row % LINE_BYTES == 0))
