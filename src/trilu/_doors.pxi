@@ -579,6 +579,11 @@ cdef bint keyed_dtype(object dtype) noexcept:
                 and descr_metadata(<cnp.dtype>dtype) == NULL))
 
 
+def keyed(object dtype):
+    """keyed_dtype, for the Python layer that fills the doors' tables."""
+    return keyed_dtype(dtype)
+
+
 cdef object tri_door(object N, object M, object k, object dtype, object like):
     """tri's common call: small ints (small_int, small_result), a dtype
     tri_dtypes knows, no like; None for any other."""
@@ -626,20 +631,25 @@ cdef dict _attention_dtypes = {}
 attention_dtypes = _attention_dtypes
 
 
-cdef object mask_door(object n, object m, object lo, object hi, tuple values,
-                      object keep, object fill):
-    """A mask's common call, as band_mask's Python function makes it: n and m
-    (None: n) small ints (small_int, small_result) and not negative, lo and
-    hi ints or None, values (its dtype, the bytes of keep and fill where
-    not given), keep and fill None or remembered; None for any other."""
-    cdef Py_ssize_t rows = 0, cols = 0
+cdef bint mask_sides(object n, object m, Py_ssize_t *rows,
+                     Py_ssize_t *cols) noexcept:
+    """n and m (None: n) are small ints (small_int) and not negative, then
+    in rows and cols."""
+    if not small_int(n, rows) or rows[0] < 0:
+        return False
+    cols[0] = rows[0]
+    return m is None or (small_int(m, cols) and cols[0] >= 0)
+
+
+cdef object mask_door(Py_ssize_t rows, Py_ssize_t cols, object lo, object hi,
+                      tuple values, object keep, object fill):
+    """A mask's common call, as band_mask's Python function makes it: sides
+    as mask_sides takes them, of a small result (small_result), lo and hi
+    ints or None, values (its dtype, the bytes of keep and fill where not
+    given), keep and fill None or remembered; None for any other."""
     cdef object keep_bytes, fill_bytes
-    if (values is None or not small_int(n, &rows) or rows < 0
-            or (lo is not None and type(lo) is not int)
+    if (values is None or (lo is not None and type(lo) is not int)
             or (hi is not None and type(hi) is not int)):
-        return None
-    cols = rows
-    if m is not None and not (small_int(m, &cols) and cols >= 0):
         return None
     keep_bytes = values[1] if keep is None else known_fill(values[0], keep)
     fill_bytes = values[2] if fill is None else known_fill(values[0], fill)
@@ -655,11 +665,13 @@ cdef object band_mask_door(object n, object m, object lo, object hi, object dtyp
                            object keep, object fill, object like, object chunks):
     """band_mask's common call: a dtype mask_dtypes knows, no like, no
     chunks, the rest as mask_door takes it; None for any other."""
+    cdef Py_ssize_t rows = 0, cols = 0
     dtype = given(dtype, bool)
     if (given(like, None) is not None or given(chunks, None) is not None
-            or not keyed_dtype(dtype)):
+            or not keyed_dtype(dtype) or not mask_sides(n, given(m, None), &rows,
+                                                        &cols)):
         return None
-    return mask_door(n, given(m, None), given(lo, None), given(hi, None),
+    return mask_door(rows, cols, given(lo, None), given(hi, None),
                      _mask_dtypes.get(dtype), given(keep, None), given(fill, None))
 
 
@@ -693,10 +705,7 @@ cdef object attention_door(object q_len, object k_len, object window, object ali
     dtype = given(dtype, bool)
     if (given(like, None) is not None or given(chunks, None) is not None
             or not keyed_dtype(dtype) or type(align) is not str
-            or not small_int(q_len, &rows) or rows < 0):
-        return None
-    cols = rows
-    if k_len is not None and not small_int(k_len, &cols):
+            or not mask_sides(q_len, k_len, &rows, &cols)):
         return None
     if window is not None and not (small_int(window, &size) and size >= 1):
         return None

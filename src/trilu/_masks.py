@@ -69,17 +69,9 @@ def _remember(
     fill: Any,
 ) -> None:
     """table[dtype] = (descr, keep's bytes, fill's), for a door to find the
-    values a dtype argument gives: only a dtype the door can look up as it
-    is (None, a class, a str, a dtype without metadata, as tri's)."""
-    if (
-        keep is None
-        or descr.hasobject
-        or not (
-            dtype is None
-            or isinstance(dtype, (type, str))
-            or (isinstance(dtype, np.dtype) and dtype.metadata is None)
-        )
-    ):
+    values a dtype argument gives: only a dtype the door looks up as it is
+    (``_kernel.keyed``)."""
+    if keep is None or descr.hasobject or not _kernel.keyed(dtype):
         return
     data = _validate.fill_bytes(keep, descr), _validate.fill_bytes(fill, descr)
     table[dtype] = (descr, *data)

@@ -26,17 +26,6 @@ cdef inline bint unpacked_along(const Job *job) noexcept nogil:
             and job.src_col == job.width and job.xor == NULL)
 
 
-cdef inline void copy_elem(elem_t *tag, char *d, const char *s,
-                           Py_ssize_t w) noexcept nogil:
-    """One element from s to d, as a whole where its width is fused."""
-    cdef elem_t v
-    if elem_t is any_width:
-        memcpy(d, s, w)
-    else:
-        memcpy(&v, s, sizeof(elem_t))
-        memcpy(d, &v, sizeof(elem_t))
-
-
 cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                       Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
     """Rows [r0, r1) of an UNPACK whose lines are its columns, in cache

@@ -236,6 +236,17 @@ cdef inline void copy_elems(elem_t *tag, char *d, Py_ssize_t ds, const char *s,
             memcpy(d + j * ds, &v, sizeof(elem_t))
 
 
+cdef inline void copy_elem(elem_t *tag, char *d, const char *s,
+                           Py_ssize_t w) noexcept nogil:
+    """One element from s to d, as a whole where its width is fused."""
+    cdef elem_t v
+    if elem_t is any_width:
+        memcpy(d, s, w)
+    else:
+        memcpy(&v, s, sizeof(elem_t))
+        memcpy(d, &v, sizeof(elem_t))
+
+
 cdef inline void fill_gaps(elem_t *tag, char *d, Py_ssize_t ds, Py_ssize_t w,
                            Py_ssize_t cols, Py_ssize_t lo1, Py_ssize_t hi1,
                            Py_ssize_t lo2, Py_ssize_t hi2, Fill f) noexcept nogil:
@@ -323,7 +334,6 @@ cdef void transposed_rows(elem_t *tag, const Job *job, Py_ssize_t so,
     cdef Py_ssize_t block = transpose_columns(tag)
     cdef const char *p
     cdef char *row
-    cdef elem_t v
     i = r0
     while i + group <= r1:
         top, bottom = 0, n     # the columns every row of the group keeps
@@ -347,8 +357,7 @@ cdef void transposed_rows(elem_t *tag, const Job *job, Py_ssize_t so,
         for j in range(j, bottom):
             p = s + j * ss
             for g in range(group):
-                memcpy(&v, p + g * w, w)
-                memcpy(d + g * dst_row + j * w, &v, w)
+                copy_elem(tag, d + g * dst_row + j * w, p + g * w, w)
         for g in range(group):
             row = d + g * dst_row
             j = max(los[g], bottom)
