@@ -88,7 +88,7 @@ PLAIN = {
 ONNX_PLAIN = [
     dt for dt in ONNX_DTYPES.values() if dt in PLAIN.values() and not ml_dtype(dt)
 ]
-FILLS = {"f": [float("-inf"), float("nan"), 1.5], "c": [-2.5], "i": [7, -1],
+FILLS = {"f": [float("-inf"), float("nan"), 1.5, 0.0, -0.0], "c": [-2.5, -0.0], "i": [7, -1],
          "u": [7], "b": [True]}  # fmt: skip
 
 
@@ -250,7 +250,6 @@ def test_other_calls_reach_python() -> None:
         ("triu", (x, np.int64(1)), {}),
         ("triu", (x.view(Subclass),), {}),
         ("tril", (x,), {"fill": np.float64(2)}),
-        ("tril", (x,), {"fill": -0.0}),
         ("trilu", (x.astype(np.longdouble), 0), {}),
         ("trilu", (x, 0, 1), {}),
         ("mirror", (x[:, :3],), {"conj": True}),

@@ -557,6 +557,54 @@ def test_unpack_columns_by_row_groups(dtype: str, rng) -> None:
     assert taken
 
 
+@pytest.mark.usefixtures("threads")
+@pytest.mark.parametrize(
+    "dtype", ["int8", "float32", "float64", "complex64", "complex128", "V3"]
+)
+def test_unpack_mirror_by_row_groups(dtype: str, rng) -> None:
+    """A mirrored UNPACK into matrices in cache goes a group of rows at a
+    time (explain_packed's "columns"; a matrix past the caches goes by
+    tiles), whichever band its lines run across: every k of square matrices
+    of fewer rows than a group, of groups and a rest; packed by rows and by
+    columns, into rows and into columns (out= in F order); conjugated (no
+    blocks in registers) or not; each fill; out= contiguous, a gap apart
+    and strided; v contiguous and strided; a batch."""
+    from trilu import _kernel  # noqa: PLC0415
+
+    dtype_ = np.dtype(dtype)
+    big = np.empty((1024, 1024), dtype_)  # (never written: its plan only)
+    plan = _kernel.explain_packed(big, big[0], True, 0, None, False, None, True)
+    assert plan["method"] == "tiled"
+    cycle = [None, *fill_cycle(dtype_)[:2]]
+    modes = mirror_modes(dtype_)
+    taken = 0
+    for i, n in enumerate([3, 21, 37]):
+        for (k, upper), order in itertools.product(
+            itertools.product(range(-n - 1, n + 2, 4), (True, False)), ORDERS
+        ):
+            v = make(dtype_, (2, count(n, n, k, upper)), rng)
+            fill = cycle[(i + k) % len(cycle)]
+            wide = np.empty((2, n, n + 3), dtype_)
+            for out, lines in [(np.empty((2, n, n), dtype_), v), (wide[..., :n], v),
+                               (np.empty((2, n, 2 * n), dtype_)[..., ::2], v),
+                               (np.empty((2, n, n), dtype_, order="F"), v),
+                               (np.empty((2, n, n), dtype_), v.repeat(2, -1)[..., ::2])]:  # fmt: skip
+                lo, hi = (k_int(k), None) if upper else (None, k_int(k))
+                plan = _kernel.explain_packed(
+                    out, lines, True, lo, hi, order == "F", None, True
+                )
+                assert plan.get("method", "columns") == "columns"  # (empty: {})
+                taken += plan.get("method") == "columns"
+                for mirror in modes:
+                    exp = unpack_oracle(v, n, n, k, upper, fill, order, mirror)
+                    out[...] = make(dtype_, out.shape, rng)
+                    got = trilu.unpack(lines, n, k=k, upper=upper, fill=fill,
+                                       order=order, mirror=mirror, out=out)  # fmt: skip
+                    assert got is out
+                    assert_same(out, exp)
+    assert taken
+
+
 @pytest.mark.parametrize("dtype", dtype_params(ALL_DTYPES))
 def test_unpack_out_overlapping_input(dtype: np.dtype, rng) -> None:
     """out= sharing memory with v (from its first byte, or within it): v's

@@ -15,7 +15,7 @@
 import functools
 
 from cpython.float cimport PyFloat_AS_DOUBLE
-from libc.math cimport sqrt
+from libc.math cimport copysign, sqrt
 
 cdef enum:
     # The index family and tri's doors take results of at most this many
@@ -172,29 +172,36 @@ cdef bint small_result(Py_ssize_t *rows, Py_ssize_t *cols) noexcept:
 # int into a timedelta with no unit). A table by the fill's exact type
 # (float, int, bool) maps the fill to its dtypes and bytes, (dtype, bytes,
 # dtype, bytes, ...): equal fills of one type are the same number (a NaN
-# equals only itself, the same object; float zeros are never kept, 0.0
-# equalling -0.0), whose bytes are the same; a dtype is found by identity
-# (numpy's are mostly one object each) or equality. One lookup, and no key a
-# call would have to allocate.
+# equals only itself, the same object; float zeros, 0.0 equalling -0.0,
+# are keyed by their sign in a table of their own), whose bytes are the
+# same; a dtype is found by identity (numpy's are mostly one object each)
+# or equality. One lookup, and no key a call would have to allocate.
 cdef dict _float_fills = {}
 cdef dict _int_fills = {}
 cdef dict _bool_fills = {}
+cdef dict _zero_fills = {}     # 0.0 and -0.0, keyed by their sign: False, True
 
 
 cdef dict fills_of(object fill):
     """The table of fill's type; None for a fill the doors do not remember."""
     cdef type t = type(fill)
     if t is float:
-        return _float_fills if PyFloat_AS_DOUBLE(fill) != 0 else None
+        return _float_fills if PyFloat_AS_DOUBLE(fill) != 0 else _zero_fills
     if t is int:
         return _int_fills
     return _bool_fills if t is bool else None
 
 
+cdef inline object fill_key(object fill):
+    """fill's key in its table: itself, or a float zero's sign bit."""
+    if type(fill) is float and PyFloat_AS_DOUBLE(fill) == 0:
+        return copysign(1.0, PyFloat_AS_DOUBLE(fill)) < 0
+    return fill
+
+
 def remembers(cnp.dtype descr not None, object fill):
     """Whether the doors remember fill's bytes in descr: a fill of the exact
-    type float (but a zero), int or bool, into one of numpy's numbers or
-    bool."""
+    type float, int or bool, into one of numpy's numbers or bool."""
     cdef int t = descr.type_num
     return (t <= cnp.NPY_CLONGDOUBLE or t == cnp.NPY_FLOAT16) and (
         fills_of(fill) is not None)
@@ -204,12 +211,13 @@ def remember_fill(cnp.dtype descr not None, object fill, bytes data not None):
     """Remember data, fill's bytes in descr (remembers(descr, fill)), as the
     Python layer converted it without a floating-point error."""
     cdef dict table = fills_of(fill)
-    cdef tuple known = table.get(fill, ())
+    cdef object key = fill_key(fill)
+    cdef tuple known = table.get(key, ())
     if len(table) >= FILLS_MAX:
         table.clear()
     if len(known) >= 2 * FILLS_MAX:
         known = ()
-    table[fill] = known + (descr, data)
+    table[key] = known + (descr, data)
 
 
 cdef object known_fill(cnp.dtype descr, object fill):
@@ -219,7 +227,7 @@ cdef object known_fill(cnp.dtype descr, object fill):
     cdef Py_ssize_t at
     if table is None:
         return None
-    known = table.get(fill)
+    known = table.get(fill_key(fill))
     if known is None:
         return None
     for at in range(0, len(<tuple>known), 2):

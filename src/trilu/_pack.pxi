@@ -7,9 +7,10 @@
 # run of whole rows whose two sides are contiguous is one memcpy. The walk's
 # rows are the packed lines for PACK (its writes) and the matrices' axis
 # closer to contiguous for UNPACK (its writes): where the packed lines (or
-# PACK's matrix) run the other way, the TILED walk reads them across by
-# tiles, as it does an UNPACK's mirrored band. Small matrices of short rows
-# go whole instead (MATRICES), through a table of their elements' offsets.
+# PACK's matrix) run the other way, or an UNPACK's mirrored band does, the
+# TILED walk reads them across by tiles, or in cache an UNPACK's row groups
+# (COLUMNS). Small matrices of short rows go whole instead (MATRICES),
+# through a table of their elements' offsets.
 
 cdef enum:
     # Matrices of short rows (under SPAN_CALL_BYTES, copied element by element
@@ -26,25 +27,47 @@ cdef inline bint unpacked_along(const Job *job) noexcept nogil:
             and job.src_col == job.width and job.xor == NULL)
 
 
+cdef inline void edge_elem(elem_t *tag, char *d, const char *s, Py_ssize_t w,
+                           const char *xor) noexcept nogil:
+    """One element from s to d, XOR `xor` where given."""
+    if xor != NULL:
+        copy_xor(tag, d, 0, s, 0, 1, w, xor)
+    else:
+        copy_elem(tag, d, s, w)
+
+
 cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                       Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
-    """Rows [r0, r1) of an UNPACK whose lines are its columns, in cache
-    (COLUMNS): transposed_rows' walk, a group of rows at a time, each line's
-    run of the group read once, the line's place found from the last
-    one's; where all of the group's rows keep them, lines a block at a
-    time (transpose_block). Each row's fill outside its span."""
-    cdef Py_ssize_t g, j, k, n, done, hi, top, bottom, first, start, nxt
+    """Rows [r0, r1) of an UNPACK in cache (COLUMNS) whose lines, or whose
+    mirrored band's lines, run across its rows: transposed_rows' walk, a
+    group of rows at a time, each line's run of the group read once, the
+    line's place found from the last one's; where all of the group's rows
+    keep them, lines a block at a time (transpose_block). The band read
+    across is the kept one where the lines are columns, else the mirrored
+    one, whose lines are the kept rows (the columns of the kept band's
+    transpose), conjugated where job.xor says; a mirrored job's rows read
+    their other band along their own line (unpacked_row). Each row's fill
+    outside its spans."""
+    cdef Py_ssize_t g, j, k, n, done, hi, top, bottom, first, start, nxt, lo, up
     cdef Py_ssize_t group = min(16, LINE_BYTES // job.width)
     cdef Py_ssize_t w = job.width, cols = job.cols, rows = job.rows
-    cdef Py_ssize_t a = job.a, b = job.b, step = job.src_col
+    cdef Py_ssize_t step = job.src_col
     cdef Py_ssize_t ds = job.dst_col, dst_row = job.dst_row
-    cdef bint rest = job.fill_rest
+    cdef bint rest = job.fill_rest, mirror = job.mirror
+    cdef bint mirrored_across = mirror and not job.columns
+    # the band read across (each row's span) and its lines' (as columns)
+    cdef Py_ssize_t a = job.ma if mirrored_across else job.a
+    cdef Py_ssize_t b = job.mb if mirrored_across else job.b
+    cdef Py_ssize_t la = -job.b if mirrored_across else job.a
+    cdef Py_ssize_t lb = -job.a if mirrored_across else job.b
+    cdef const char *xor = job.xor if mirrored_across else NULL
     cdef Py_ssize_t block = transpose_columns(tag)
-    cdef bint blocks = block and step == w and ds == w   # (runs and rows along)
+    cdef bint blocks = block and step == w and ds == w and xor == NULL
     cdef Fill f = job.fill
     cdef const char *src = job.src + so
     cdef const char *line
     cdef const char *runs[8]
+    cdef const char *edges[32]     # the lines of the group's edge columns
     cdef char *d
     cdef Py_ssize_t los[16]
     cdef Py_ssize_t his[16]
@@ -55,7 +78,15 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
         first, bottom, top, hi = cols, cols, 0, 0
         for g in range(n):
             row_span(part, a, b, cols, i + g, &los[g], &his[g])
-            if rest:
+            if mirror:     # the other band along, the fill outside both
+                if mirrored_across:
+                    row_span(part, job.a, job.b, cols, i + g, &lo, &up)
+                else:
+                    row_span(part, job.ma, job.mb, cols, i + g, &lo, &up)
+                unpacked_row(tag, job, d + g * dst_row,
+                             src + packed_line(job, i + g, step), lo, up,
+                             NULL if mirrored_across else job.xor, los[g], his[g])
+            elif rest:
                 fill_run(tag, d + g * dst_row, ds, w, los[g], f)
                 fill_run(tag, d + g * dst_row + his[g] * ds, ds, w,
                          cols - his[g], f)
@@ -71,13 +102,13 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
             line = src + packed_line(job, first, step) + i * step
             j = first
             while j < hi:
-                start = clip(j - b, 0, rows)
-                nxt = clip(j + 1 - b, 0, rows)
+                start = clip(j - lb, 0, rows)
+                nxt = clip(j + 1 - lb, 0, rows)
                 if blocks and top <= j and j + block <= bottom:
                     for g in range(block):
                         runs[g] = line
-                        line += (clip(j + g - a + 1, start, rows) - nxt) * step
-                        start, nxt = nxt, clip(j + g + 2 - b, 0, rows)
+                        line += (clip(j + g - la + 1, start, rows) - nxt) * step
+                        start, nxt = nxt, clip(j + g + 2 - lb, 0, rows)
                     done = transpose_block(tag, d + j * w, dst_row, runs, n)
                     for g in range(done, n):   # (the rows under the blocks')
                         for k in range(block):
@@ -85,16 +116,26 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                                       runs[k] + g * w, w)
                     j += block
                     continue
-                if top <= j < bottom:
-                    for g in range(n):
-                        copy_elem(tag, d + g * dst_row + j * ds, line + g * step, w)
+                if j < top or j >= bottom:
+                    # an edge's line (under 16 columns each), for the rows'
+                    # spans below
+                    edges[j - first if j < top else 16 + j - bottom] = line
+                elif xor != NULL:
+                    copy_xor(tag, d + j * ds, dst_row, line, step, n, w, xor)
                 else:
                     for g in range(n):
-                        if los[g] <= j < his[g]:
-                            copy_elem(tag, d + g * dst_row + j * ds,
-                                      line + g * step, w)
-                line += (clip(j - a + 1, start, rows) - nxt) * step
+                        copy_elem(tag, d + g * dst_row + j * ds, line + g * step, w)
+                line += (clip(j - la + 1, start, rows) - nxt) * step
                 j += 1
+            # the edges row by row: each row's span in them, no branch an
+            # element
+            for g in range(n):
+                for j in range(los[g], min(his[g], top)):
+                    edge_elem(tag, d + g * dst_row + j * ds,
+                              edges[j - first] + g * step, w, xor)
+                for j in range(max(los[g], bottom), his[g]):
+                    edge_elem(tag, d + g * dst_row + j * ds,
+                              edges[16 + j - bottom] + g * step, w, xor)
         i += n
 
 
@@ -293,8 +334,10 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
         runs_of(rows, cols, a, b, job.edge)
     job.method = STRIDED
     job.across = False
-    if job.mirror or job.check != NULL:
+    if job.check != NULL or (job.mirror and job.matrix_bytes >= TILE_MIN_BYTES):
         job.method = TILED     # the transpose read across, in every row
+    elif job.mirror:
+        job.method = COLUMNS   # in cache: the transpose by groups of rows
     elif cols * w < SPAN_CALL_BYTES and rows * cols <= OFFSETS_MAX:
         job.method = MATRICES
         build_offsets(job, offsets)

@@ -79,7 +79,7 @@ cdef enum Method:              # how the crossed rows are written
     TILED           # dst rows contiguous, src down its columns: by tiles
     BAND_MASK       # contiguous short rows: dst = src & keep | fill-mask
     MATRICES        # tiny matrices whole: ANDed, or (pack) through offsets
-    COLUMNS         # (unpack) lines that are columns, in cache: by row groups
+    COLUMNS         # (unpack) lines, or a mirror, across rows, in cache: by row groups
 
 cdef enum Packed:              # which side of the job is not matrices
     UNPACKED        # neither: matrices to matrices
