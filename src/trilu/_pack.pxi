@@ -66,7 +66,7 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef Fill f = job.fill
     cdef const char *src = job.src + so
     cdef const char *line
-    cdef const char *runs[8]
+    cdef const char *runs[16]
     cdef const char *edges[32]     # the lines of the group's edge columns
     cdef char *d
     cdef Py_ssize_t los[16]

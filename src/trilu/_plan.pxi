@@ -343,15 +343,15 @@ cdef inline bint grouped_rows(const Job *job) noexcept nogil:
     contiguous rows, elements of a fused width, copied as they are, and
     either a row's columns are more lines than L1D holds at their stride
     (a power-of-two one maps them to a few sets), so that the next row
-    would read each again from L2, or the elements are 4 or 8 bytes and
+    would read each again from L2, or the elements are 1 to 8 bytes and
     the CPU has AVX2, where a block of columns moves in registers, a load
-    and a store for 8 or 4 elements: rows go a group at a time
-    (transposed_rows), each line read once for all of them."""
+    and a store for a block's row (transpose_columns): rows go a group at
+    a time (transposed_rows), each line read once for all of them."""
     return (job.copy_kept and job.xor == NULL and job.src_row == job.width
             and job.dst_col == job.width and magnitude(job.src_col) >= LINE_BYTES
             and (job.width & (job.width - 1)) == 0 and job.width <= 16
             and (job.cols > l1_lines(magnitude(job.src_col))
-                 or (_vectors != PORTABLE and (job.width == 4 or job.width == 8))))
+                 or (_vectors != PORTABLE and job.width <= 8)))
 
 
 cdef inline Py_ssize_t vector_row_bytes() noexcept nogil:

@@ -8,8 +8,10 @@
  *   every wheel targets; twice the width halves the loads and stores of a
  *   pass that is bound by them in cache. The rows of triu and tril, each
  *   ANDed with (or blended by) a window of a ramp: the mask costs a load
- *   from L1D, not a pass over a mask of the rows. And the transposed walk's
- *   gather of 8-byte elements, a 4x4 block in registers at a time.
+ *   from L1D, not a pass over a mask of the rows. And the transposed walks'
+ *   blocks in registers: 4x4 of 8-byte elements, 8x8 of 4- and 2-byte ones,
+ *   16x16 of bytes (a load and a store move a row of the block, where the
+ *   element walk moves one element each).
  * - AVX-512 (F, BW and BMI2): the same AND 64 bytes at a time, and a whole
  *   row (fill, kept span, fill) in one loop of 64-byte stores, the bytes at
  *   the span's edges and the row's tail chosen by a mask register. A short
@@ -140,6 +142,86 @@ static ptrdiff_t trilu_transpose8_avx2(char *t, ptrdiff_t line,
             _mm256_storeu_ps((float *)(t + (i + k + 4) * line),
                              _mm256_permute2f128_ps(v[k], v[k + 4], 0x31));
         }
+    }
+    return i;
+}
+
+/* The same for 2-byte elements, eight runs at a time (step 2: runs along
+ * rows, read forwards): element i of run k (at s[k] + 2 * i) to t + i *
+ * line + 2 * k, for i in [lo, hi), an 8x8 block in 16-byte registers at a
+ * time (each stage interleaves pairs of runs, then of pairs, then of
+ * fours); returns where the blocks stopped. */
+__attribute__((target("avx2")))
+static ptrdiff_t trilu_transpose_words_avx2(char *t, ptrdiff_t line,
+                                            const char *const *s, ptrdiff_t lo,
+                                            ptrdiff_t hi)
+{
+    ptrdiff_t i = lo;
+    int k, q, h;
+    __m128i a[8], b[8];
+    for (; i + 8 <= hi; i += 8) {
+        for (k = 0; k < 8; k++)
+            a[k] = _mm_loadu_si128((const __m128i *)(s[k] + 2 * i));
+        for (k = 0; k < 4; k++) {       /* b[4q + k]: elements 4q.., runs 2k, 2k+1 */
+            b[k] = _mm_unpacklo_epi16(a[2 * k], a[2 * k + 1]);
+            b[4 + k] = _mm_unpackhi_epi16(a[2 * k], a[2 * k + 1]);
+        }
+        for (q = 0; q < 2; q++)         /* a[4q + 2m + h]: elements 4q + 2h.., runs 4m.. */
+            for (k = 0; k < 2; k++) {
+                a[4 * q + 2 * k] = _mm_unpacklo_epi32(b[4 * q + 2 * k],
+                                                      b[4 * q + 2 * k + 1]);
+                a[4 * q + 2 * k + 1] = _mm_unpackhi_epi32(b[4 * q + 2 * k],
+                                                          b[4 * q + 2 * k + 1]);
+            }
+        for (q = 0; q < 2; q++)         /* each element's eight runs */
+            for (h = 0; h < 2; h++) {
+                _mm_storeu_si128((__m128i *)(t + (i + 4 * q + 2 * h) * line),
+                                 _mm_unpacklo_epi64(a[4 * q + h], a[4 * q + 2 + h]));
+                _mm_storeu_si128((__m128i *)(t + (i + 4 * q + 2 * h + 1) * line),
+                                 _mm_unpackhi_epi64(a[4 * q + h], a[4 * q + 2 + h]));
+            }
+    }
+    return i;
+}
+
+/* The same for 1-byte elements, sixteen runs at a time (step 1): element i
+ * of run k (at s[k] + i) to t + i * line + k, for i in [lo, hi), a 16x16
+ * block in 16-byte registers at a time; returns where the blocks stopped. */
+__attribute__((target("avx2")))
+static ptrdiff_t trilu_transpose_bytes_avx2(char *t, ptrdiff_t line,
+                                            const char *const *s, ptrdiff_t lo,
+                                            ptrdiff_t hi)
+{
+    ptrdiff_t i = lo;
+    int k, c, h;
+    __m128i a[16], b[16];
+    for (; i + 16 <= hi; i += 16) {
+        for (k = 0; k < 16; k++)
+            a[k] = _mm_loadu_si128((const __m128i *)(s[k] + i));
+        for (k = 0; k < 8; k++) {       /* b[8h + k]: elements 8h.., runs 2k, 2k+1 */
+            b[k] = _mm_unpacklo_epi8(a[2 * k], a[2 * k + 1]);
+            b[8 + k] = _mm_unpackhi_epi8(a[2 * k], a[2 * k + 1]);
+        }
+        for (k = 0; k < 4; k++) {       /* a[4c + k]: elements 4c.., runs 4k.. */
+            a[k] = _mm_unpacklo_epi16(b[2 * k], b[2 * k + 1]);
+            a[4 + k] = _mm_unpackhi_epi16(b[2 * k], b[2 * k + 1]);
+            a[8 + k] = _mm_unpacklo_epi16(b[8 + 2 * k], b[8 + 2 * k + 1]);
+            a[12 + k] = _mm_unpackhi_epi16(b[8 + 2 * k], b[8 + 2 * k + 1]);
+        }
+        for (c = 0; c < 4; c++)         /* b[4c + 2p + h]: elements 4c + 2h.., runs 8p.. */
+            for (k = 0; k < 2; k++) {
+                b[4 * c + 2 * k] = _mm_unpacklo_epi32(a[4 * c + 2 * k],
+                                                      a[4 * c + 2 * k + 1]);
+                b[4 * c + 2 * k + 1] = _mm_unpackhi_epi32(a[4 * c + 2 * k],
+                                                          a[4 * c + 2 * k + 1]);
+            }
+        for (c = 0; c < 4; c++)         /* each element's sixteen runs */
+            for (h = 0; h < 2; h++) {
+                _mm_storeu_si128((__m128i *)(t + (i + 4 * c + 2 * h) * line),
+                                 _mm_unpacklo_epi64(b[4 * c + h], b[4 * c + 2 + h]));
+                _mm_storeu_si128((__m128i *)(t + (i + 4 * c + 2 * h + 1) * line),
+                                 _mm_unpackhi_epi64(b[4 * c + h], b[4 * c + 2 + h]));
+            }
     }
     return i;
 }
@@ -391,6 +473,22 @@ static ptrdiff_t trilu_transpose4_avx2(char *t, ptrdiff_t line,
 static ptrdiff_t trilu_transpose8_avx2(char *t, ptrdiff_t line,
                                        const char *const *s, ptrdiff_t lo,
                                        ptrdiff_t hi)
+{
+    (void)t; (void)line; (void)s; (void)hi;
+    return lo;
+}
+
+static ptrdiff_t trilu_transpose_words_avx2(char *t, ptrdiff_t line,
+                                            const char *const *s, ptrdiff_t lo,
+                                            ptrdiff_t hi)
+{
+    (void)t; (void)line; (void)s; (void)hi;
+    return lo;
+}
+
+static ptrdiff_t trilu_transpose_bytes_avx2(char *t, ptrdiff_t line,
+                                            const char *const *s, ptrdiff_t lo,
+                                            ptrdiff_t hi)
 {
     (void)t; (void)line; (void)s; (void)hi;
     return lo;

@@ -49,6 +49,10 @@ cdef extern from "_simd.h" nogil:
                                      Py_ssize_t step, Py_ssize_t lo, Py_ssize_t hi)
     Py_ssize_t trilu_transpose8_avx2(char *t, Py_ssize_t line, const char **s,
                                      Py_ssize_t lo, Py_ssize_t hi)
+    Py_ssize_t trilu_transpose_words_avx2(char *t, Py_ssize_t line, const char **s,
+                                          Py_ssize_t lo, Py_ssize_t hi)
+    Py_ssize_t trilu_transpose_bytes_avx2(char *t, Py_ssize_t line, const char **s,
+                                          Py_ssize_t lo, Py_ssize_t hi)
     int trilu_avx2_usable()    # 0 where the loop is not built
     int trilu_avx512_usable()
 
@@ -294,10 +298,15 @@ cdef void copy_xor(elem_t *tag, char *d, Py_ssize_t ds, const char *s,
 
 cdef inline Py_ssize_t transpose_columns(elem_t *tag) noexcept nogil:
     """The columns transpose_block moves at a time: four of 8-byte elements,
-    eight of 4-byte ones, where the CPU has AVX2; else none (0)."""
-    if _vectors == PORTABLE or (elem_t is not uint64_t and elem_t is not uint32_t):
+    eight of 4- and 2-byte ones, sixteen of bytes, where the CPU has AVX2;
+    else none (0)."""
+    if _vectors == PORTABLE:
         return 0
-    return 4 if elem_t is uint64_t else 8
+    if elem_t is uint64_t:
+        return 4
+    if elem_t is uint32_t or elem_t is uint16_t:
+        return 8
+    return 16 if elem_t is uint8_t else 0
 
 
 cdef inline Py_ssize_t transpose_block(elem_t *tag, char *d, Py_ssize_t dst_row,
@@ -308,8 +317,13 @@ cdef inline Py_ssize_t transpose_block(elem_t *tag, char *d, Py_ssize_t dst_row,
     the blocks' (a multiple of the columns)."""
     if elem_t is uint64_t:
         return trilu_transpose4_avx2(d, dst_row, runs, 8, 0, n)
-    else:
+    elif elem_t is uint32_t:
         return trilu_transpose8_avx2(d, dst_row, runs, 0, n)
+    elif elem_t is uint16_t:
+        return trilu_transpose_words_avx2(d, dst_row, runs, 0, n)
+    elif elem_t is uint8_t:
+        return trilu_transpose_bytes_avx2(d, dst_row, runs, 0, n)
+    return 0
 
 
 cdef void transposed_rows(elem_t *tag, const Job *job, Py_ssize_t so,
@@ -330,7 +344,7 @@ cdef void transposed_rows(elem_t *tag, const Job *job, Py_ssize_t so,
     cdef char *d = job.dst + do + r0 * dst_row
     cdef Py_ssize_t los[16]
     cdef Py_ssize_t his[16]
-    cdef const char *runs[8]
+    cdef const char *runs[16]
     cdef Py_ssize_t block = transpose_columns(tag)
     cdef const char *p
     cdef char *row

@@ -683,6 +683,51 @@ static void check_transpose8(void)
     printf("transpose8: %d cases, AVX2 used\n", (int)cases);
 }
 
+/* trilu_transpose_words_avx2 (runs of 2-byte elements, 8 at a time) and
+ * trilu_transpose_bytes_avx2 (1-byte, 16): every [lo, hi) and line width,
+ * the bytes around the blocks untouched. */
+static void check_transpose_narrow(void)
+{
+    enum { RUN = 40, LINE = 37 };
+    static unsigned char src[16][2 * RUN];
+    static unsigned char got[2 * RUN * LINE + 64], want[2 * RUN * LINE + 64];
+    const char *s[16];
+    ptrdiff_t lo, hi, line, i, end, stop;
+    size_t cases = 0;
+    int k, w, runs;
+    if (!trilu_avx2_usable()) {
+        printf("transpose_narrow: AVX2 not used\n");
+        return;
+    }
+    for (k = 0; k < 16; k++) {
+        for (i = 0; i < 2 * RUN; i++)
+            src[k][i] = (unsigned char)rnd(256);
+        s[k] = (const char *)src[k];  /* element i at s[k] + w * i */
+    }
+    for (w = 1; w <= 2; w++) {
+        runs = 16 / w;
+        for (line = runs * w; line <= LINE; line += 3)
+            for (lo = 0; lo <= RUN; lo++)
+                for (hi = lo; hi <= RUN; hi++) {
+                    memset(got, 0x5A, sizeof got);
+                    memset(want, 0x5A, sizeof want);
+                    end = w == 1
+                        ? trilu_transpose_bytes_avx2((char *)got + 8, line, s, lo, hi)
+                        : trilu_transpose_words_avx2((char *)got + 8, line, s, lo, hi);
+                    stop = lo + (hi - lo) / runs * runs;
+                    for (i = lo; i < stop; i++)
+                        for (k = 0; k < runs; k++)
+                            memcpy(want + 8 + i * line + k * w, s[k] + i * w,
+                                   (size_t)w);
+                    CHECK(end == stop && memcmp(got, want, sizeof got) == 0,
+                          "transpose w=%d line=%d lo=%d hi=%d end=%d", w,
+                          (int)line, (int)lo, (int)hi, (int)end);
+                    cases++;
+                }
+    }
+    printf("transpose_narrow: %d cases, AVX2 used\n", (int)cases);
+}
+
 int main(int argc, char **argv)
 {
     long calls = argc > 1 ? atol(argv[1]) : 100000;
@@ -703,6 +748,7 @@ int main(int argc, char **argv)
     check_edge_rows();
     check_transpose();
     check_transpose8();
+    check_transpose_narrow();
     check_back_to_back(calls);
     check_after_idle();
     check_concurrent(calls / 10);

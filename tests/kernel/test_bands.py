@@ -352,13 +352,13 @@ GROUPED = [(1024, 33, True), (1024, 32, False), (256, 129, True),
 )
 def test_transposed_reads_go_by_lines(dtype: str) -> None:
     """explain says which walks read src a group of rows at a time (elements
-    of 1 to 16 bytes, a power of two, copied as they are; of 4 and 8 bytes
+    of 1 to 16 bytes, a power of two, copied as they are; of 1 to 8 bytes
     always, with AVX2), and every k of
     each, with fewer rows than a group, whole groups and a rest, is numpy's
     to the bit."""
     w = np.dtype(dtype).itemsize
-    # 4- and 8-byte elements move a block of columns in registers with AVX2
-    blocks = w in (4, 8) and _kernel._vector_loops() != "portable"
+    # 1- to 8-byte elements move a block of columns in registers with AVX2
+    blocks = w <= 8 and _kernel._vector_loops() != "portable"
     for stride, cols, grouped in GROUPED:
         if stride % w:
             continue
