@@ -172,6 +172,18 @@ def common_calls() -> Iterator[tuple[str, str, tuple, dict]]:
             ),
             *[(name, (x,), {"fill": f}) for f in fills for name in ("triu", "tril")],
             *[("band", (x, 0, 1), {"fill": fill}) for fill in fills],
+            *[
+                (
+                    "unpack",
+                    (trilu.pack(square, 1),),
+                    {"k": 1, "fill": fill, "mirror": True},
+                )
+                for fill in fills
+            ],
+            *[
+                ("unpack", (trilu.pack(x),), {"n": rows, "m": cols, "fill": fill})
+                for fill in fills[:1]
+            ],
         ]:
             if name == "trilu" and x.dtype not in ONNX_PLAIN:
                 continue
@@ -254,7 +266,7 @@ def test_other_calls_reach_python() -> None:
         ("trilu", (x, 0, 1), {}),
         ("mirror", (x[:, :3],), {"conj": True}),
         ("pack", (x,), {"upper": np.True_}),
-        ("unpack", (x[0, :3],), {"fill": 1.0}),
+        ("unpack", (x[0, :3],), {"fill": np.float64(1.0)}),
         ("unpack", (x[0, :3],), {"mirror": "conj"}),
         ("unpack", (x[0, :3],), {"mirror": 1}),
         ("unpack", (x[0, :4],), {"mirror": True, "n": 2, "m": 3}),

@@ -507,10 +507,11 @@ cdef object unpack_door(object v, object n, object m, object k, object upper,
                         object order, object fill, object mirror, object out):
     """unpack's common call: v plain, n and m sides within SMALL_SIZE, both
     None for the one square matrix that keeps v's elements (their count
-    within SMALL_SIZE), k within it too, upper a bool, order "C" or "F", no
-    fill, mirror a bool (True: square matrices), out apart_out; None for any
-    other."""
+    within SMALL_SIZE), k within it too, upper a bool, order "C" or "F", fill
+    None or remembered, mirror a bool (True: square matrices), out
+    apart_out; None for any other."""
     cdef cnp.ndarray a
+    cdef object data = None
     cdef Py_ssize_t rows, cols = 0, kk = 0, count
     cdef int nd, columns = storage_order(order)
     cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
@@ -520,11 +521,18 @@ cdef object unpack_door(object v, object n, object m, object k, object upper,
     upper = given(upper, True)
     mirror = given(mirror, False)
     out = given(out, None)
-    if (not (upper is True or upper is False) or given(fill, None) is not None
-            or columns < 0 or not (mirror is False or mirror is True)
+    fill = given(fill, None)
+    if (not (upper is True or upper is False) or columns < 0
+            or not (mirror is False or mirror is True)
             or not small_int(k, &kk) or not plain(v, 1)):
         return None
     a = <cnp.ndarray>v
+    if fill is not None:
+        data = known_fill(a.descr, fill)
+        if data is None:
+            return None
+        if fill_byte(PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data)) == 0:
+            data = None        # zeros: as the Python layer, which fresh zero pages hold
     nd = cnp.PyArray_NDIM(a)
     count = cnp.PyArray_DIMS(a)[nd - 1]
     if n is None:
@@ -547,7 +555,7 @@ cdef object unpack_door(object v, object n, object m, object k, object upper,
         unpacked_dims(a, rows, cols, dims)
         if not apart_out(a, out, nd + 1, dims):
             return None
-    return unpack_of(a, out, k if upper else None, None if upper else k, None,
+    return unpack_of(a, out, k if upper else None, None if upper else k, data,
                      rows, cols, columns, mirror, NULL)
 
 

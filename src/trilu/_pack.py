@@ -492,7 +492,7 @@ def unpack(
     rows, cols = shape[-2:]
     if mirrored:
         mirrorable(rows, cols, v.dtype, conj)
-    value = _validate.fill(fill, v.dtype) if fill is not None else None
+    value = _route._fill(fill, v.dtype, None) if fill is not None else None
     if out is not None:
         v, out = _out(out, shape, v.dtype, v)
     if v.dtype.hasobject:
