@@ -88,8 +88,10 @@ PLAIN = {
 ONNX_PLAIN = [
     dt for dt in ONNX_DTYPES.values() if dt in PLAIN.values() and not ml_dtype(dt)
 ]
-FILLS = {"f": [float("-inf"), float("nan"), 1.5, 0.0, -0.0], "c": [-2.5, -0.0], "i": [7, -1],
-         "u": [7], "b": [True]}  # fmt: skip
+FILLS = {"f": [float("-inf"), float("nan"), 1.5, 0.0, -0.0, np.float32(-np.inf),
+               np.float64(-0.0), np.array(-np.inf)],
+         "c": [-2.5, -0.0, np.float64(0.5)], "i": [7, -1, np.int8(-1), np.array(3)],
+         "u": [7, np.uint8(7)], "b": [True, np.True_, np.array(False)]}  # fmt: skip
 
 
 def _arrays() -> Iterator[tuple[str, np.ndarray]]:
@@ -368,6 +370,12 @@ MEMORY_FILLS = [
     float("-inf"), float("inf"), float("nan"), -0.0, 0.0, 1.5, 0.1, -3.0, 1e300,
     -1e300, 1e-320, 2.0**-140, 65520.0, 0, 1, -1, 7, 255, 256, -129, 2**53 + 1,
     2**63, 2**64, -(2**63) - 1, 10**400, True, False,
+    # numpy's scalars, and 0-d arrays (their elements, to the Python layer)
+    np.float32(-np.inf), np.float64(np.nan), np.float64(-0.0), np.float32(0.0),
+    np.float64(1e300), np.float32(65520.0), np.float16(-2.5), np.longdouble(0.1),
+    np.int8(-128), np.int64(-1), np.uint64(2**64 - 1), np.int64(300), np.True_,
+    np.False_, np.complex64(1.5), np.array(-np.inf), np.array(-0.0, np.float32),
+    np.array(7, np.int16), np.array(2**63, np.uint64), np.array(True),
 ]  # fmt: skip
 ERRSTATES = [{}, {"all": "ignore"}, {"all": "raise"}, {"over": "warn", "under": "warn"}]
 
@@ -392,8 +400,10 @@ def test_fills_answer_as_their_conversion() -> None:
     every(itertools.product(MEMORY_DTYPES, MEMORY_FILLS), check)
 
 
-@pytest.mark.parametrize("first", [-0.0, 0.0])
-def test_float_zeros_keep_their_sign(first: float) -> None:
+@pytest.mark.parametrize(
+    "first", [-0.0, 0.0, np.float32(-0.0), np.float64(0.0), np.array(-0.0)], ids=repr
+)
+def test_float_zeros_keep_their_sign(first: Any) -> None:
     """0.0 equals -0.0 (and hashes alike), and their bytes differ: whichever
     comes first, each gives its own."""
     x = np.ones((3, 3))
@@ -409,8 +419,20 @@ def test_equal_fills_of_other_types_are_apart() -> None:
     for dtype in ("int32", "bool", "float32"):
         x = np.ones((3, 3), dtype)
         door, python = through("triu")
-        for fill in (1, 1.0, True, 1.0, 1, True):
+        for fill in (1, 1.0, True, np.float64(1.0), np.int8(1), np.True_,
+                     np.array(1.0), np.float32(1.0), 1.0, 1, True, np.int8(1)):  # fmt: skip
             same_outcome(outcome(door, x, fill=fill), outcome(python, x, fill=fill))
+
+
+def test_a_0d_array_fill_is_read_each_call() -> None:
+    """A 0-d array fill is its element at the call: one changed between
+    calls gives its new value."""
+    x = np.ones((3, 3))
+    fill = np.array(2.5)
+    for value in (2.5, -1.0, np.inf, 2.5):
+        fill[()] = value
+        assert trilu.tril(x, fill=fill)[0, 1] == value
+        assert trilu.tril(x, fill=fill)[0, 1] == value
 
 
 def test_remembered_fills_are_bounded() -> None:
@@ -443,7 +465,9 @@ def test_only_numbers_are_remembered() -> None:
     for dtype, fill, remembered in [
         ("float64", -7, True), ("int8", -7, True), ("bool", True, True),
         ("m8", -7, False), ("m8[s]", -7, False), ("M8[s]", 7, False),
-        ("V8", 7, False),
+        ("V8", 7, False), ("float64", np.float32(-7), True),
+        ("int8", np.int16(-7), True), ("float32", np.array(-7.5), True),
+        ("complex64", np.complex64(1), False), ("m8[s]", np.int64(7), False),
     ]:  # fmt: skip
         x = np.zeros((3, 3), dtype)
         outcome(trilu.triu, x, fill=fill)

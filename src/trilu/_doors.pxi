@@ -14,7 +14,7 @@
 
 import functools
 
-from cpython.float cimport PyFloat_AS_DOUBLE
+from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_AsDouble
 from libc.math cimport copysign, sqrt
 
 cdef enum:
@@ -169,47 +169,76 @@ cdef bint small_result(Py_ssize_t *rows, Py_ssize_t *cols) noexcept:
 # 50's answer) without a floating-point error: the same bytes under any
 # np.errstate, and no warning to give (numpy's numbers and bools warn of
 # nothing else; other dtypes are never remembered: numpy 2.5 deprecates an
-# int into a timedelta with no unit). A table by the fill's exact type
-# (float, int, bool) maps the fill to its dtypes and bytes, (dtype, bytes,
-# dtype, bytes, ...): equal fills of one type are the same number (a NaN
-# equals only itself, the same object; float zeros, 0.0 equalling -0.0,
-# are keyed by their sign in a table of their own), whose bytes are the
-# same; a dtype is found by identity (numpy's are mostly one object each)
-# or equality. One lookup, and no key a call would have to allocate.
+# int into a timedelta with no unit). A table by the fill's exact type (float,
+# int, bool, and numpy's scalar types of those kinds; a 0-d numpy array is
+# its element, as the Python layer converts it) maps the fill to its dtypes
+# and bytes, (dtype, bytes, dtype, bytes, ...): equal fills of one type are
+# the same number (a NaN equals only itself, the same object; float zeros,
+# 0.0 equalling -0.0, are keyed by their sign in a table of their own, as
+# True would equal 1.0), whose bytes are the same. Equal fills of two types
+# may not be (np.float64(5.0) into int8 is refused, np.int8(5) is not), so
+# each type has its tables. A dtype is found by identity (numpy's are mostly
+# one object each) or equality. One lookup, and no key a call would have to
+# allocate (but a 0-d array's element).
 cdef dict _float_fills = {}
 cdef dict _int_fills = {}
 cdef dict _bool_fills = {}
 cdef dict _zero_fills = {}     # 0.0 and -0.0, keyed by their sign: False, True
+# numpy's bool, integer and real floating scalar types -> (the table of their
+# nonzero fills, that of their zeros; the latter's keys the sign, floats')
+cdef dict _numpy_fills = {
+    t: ({}, {}) for t in set(np.sctypeDict.values())
+    if issubclass(t, (np.bool_, np.integer, np.floating))}
+
+
+cdef inline object fill_scalar(object fill):
+    """fill, or a 0-d numpy array's element: the fill the Python layer
+    converts (_validate.fill)."""
+    if type(fill) is cnp.ndarray and cnp.PyArray_NDIM(<cnp.ndarray>fill) == 0:
+        return fill[()]
+    return fill
 
 
 cdef dict fills_of(object fill):
-    """The table of fill's type; None for a fill the doors do not remember."""
+    """The table of a fill_scalar's type; None for a fill the doors do not
+    remember."""
     cdef type t = type(fill)
+    cdef tuple tables
     if t is float:
         return _float_fills if PyFloat_AS_DOUBLE(fill) != 0 else _zero_fills
     if t is int:
         return _int_fills
-    return _bool_fills if t is bool else None
+    if t is bool:
+        return _bool_fills
+    tables = _numpy_fills.get(t)
+    if tables is None:
+        return None
+    return <dict>tables[1] if fill == 0 else <dict>tables[0]
 
 
 cdef inline object fill_key(object fill):
-    """fill's key in its table: itself, or a float zero's sign bit."""
+    """A fill_scalar's key in its table: itself, or a float zero's sign
+    bit."""
     if type(fill) is float and PyFloat_AS_DOUBLE(fill) == 0:
         return copysign(1.0, PyFloat_AS_DOUBLE(fill)) < 0
+    if type(fill) is not int and type(fill) is not bool and fill == 0:
+        return copysign(1.0, PyFloat_AsDouble(fill)) < 0   # (a numpy zero)
     return fill
 
 
 def remembers(cnp.dtype descr not None, object fill):
     """Whether the doors remember fill's bytes in descr: a fill of the exact
-    type float, int or bool, into one of numpy's numbers or bool."""
+    type float, int or bool, or a numpy scalar of such a kind (or a 0-d
+    array of one), into one of numpy's numbers or bool."""
     cdef int t = descr.type_num
     return (t <= cnp.NPY_CLONGDOUBLE or t == cnp.NPY_FLOAT16) and (
-        fills_of(fill) is not None)
+        fills_of(fill_scalar(fill)) is not None)
 
 
 def remember_fill(cnp.dtype descr not None, object fill, bytes data not None):
     """Remember data, fill's bytes in descr (remembers(descr, fill)), as the
     Python layer converted it without a floating-point error."""
+    fill = fill_scalar(fill)
     cdef dict table = fills_of(fill)
     cdef object key = fill_key(fill)
     cdef tuple known = table.get(key, ())
@@ -222,6 +251,7 @@ def remember_fill(cnp.dtype descr not None, object fill, bytes data not None):
 
 cdef object known_fill(cnp.dtype descr, object fill):
     """fill's bytes in descr, as remembered; None if they are not."""
+    fill = fill_scalar(fill)
     cdef dict table = fills_of(fill)
     cdef object known
     cdef Py_ssize_t at
