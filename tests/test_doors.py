@@ -400,6 +400,65 @@ def test_fills_answer_as_their_conversion() -> None:
     every(itertools.product(MEMORY_DTYPES, MEMORY_FILLS), check)
 
 
+def test_a_remembered_conversion_is_the_conversion() -> None:
+    """The Python layer's fill, converted (and remembered) or found
+    remembered, is numpy's conversion anew (_validate.fill): the same 0-d
+    array's bytes, or the same error and warnings, under each errstate."""
+    from trilu import _route, _validate  # noqa: PLC0415
+
+    def check(case: tuple[str, Any]) -> None:
+        name, fill = case
+        dtype = ALL_DTYPES[name]
+        for errstate in ERRSTATES * 2:
+            with np.errstate(**errstate):
+                got = warned(lambda: outcome(_route._fill, fill, dtype, None))
+                exp = warned(lambda: outcome(_validate.fill, fill, dtype))
+            if isinstance(exp[0], np.ndarray):
+                assert isinstance(got[0], np.ndarray)
+                assert (got[0].shape, got[0].dtype) == ((), dtype)
+                assert _validate.fill_bytes(got[0], dtype) == _validate.fill_bytes(
+                    exp[0], dtype
+                )
+            else:
+                assert got[0] == exp[0]
+            assert got[1] == exp[1], (errstate, got[1], exp[1])
+
+    every(itertools.product(MEMORY_DTYPES, MEMORY_FILLS), check)
+
+
+def test_a_large_calls_fill_is_converted_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The doors hand large masks and unpacks on: the Python layer converts
+    their fills once, then finds them remembered (and a dtype's default
+    values, once)."""
+    from trilu import _masks, _validate  # noqa: PLC0415
+
+    conversions: list[Any] = []
+    convert = _validate.fill
+
+    def counted(fill: Any, *args: Any, **kwargs: Any) -> Any:
+        conversions.append(fill)
+        return convert(fill, *args, **kwargs)
+
+    defaults = _masks._defaults
+
+    def counted_defaults(dtype: np.dtype) -> Any:
+        conversions.append(dtype)
+        return defaults(dtype)
+
+    monkeypatch.setattr(_validate, "fill", counted)
+    monkeypatch.setattr(_masks, "_defaults", counted_defaults)
+    v = np.ones(1200 * 1201 // 2, np.float32)
+    for call in [
+        lambda: trilu.band_mask(1200, None, -3, 3, dtype=np.float16, keep=np.float16(0),
+                                fill=-np.inf),
+        lambda: trilu.unpack(v, fill=np.array(-2.5)),
+    ]:  # fmt: skip
+        first = call()
+        conversions.clear()
+        assert_same(call(), first)
+        assert not conversions
+
+
 @pytest.mark.parametrize(
     "first", [-0.0, 0.0, np.float32(-0.0), np.float64(0.0), np.array(-0.0)], ids=repr
 )

@@ -238,6 +238,8 @@ def remembers(cnp.dtype descr not None, object fill):
 def remember_fill(cnp.dtype descr not None, object fill, bytes data not None):
     """Remember data, fill's bytes in descr (remembers(descr, fill)), as the
     Python layer converted it without a floating-point error."""
+    if known_fill(descr, fill) is not None:
+        return                 # (the Python layer converts a large call's anew)
     fill = fill_scalar(fill)
     cdef dict table = fills_of(fill)
     cdef object key = fill_key(fill)
@@ -247,6 +249,12 @@ def remember_fill(cnp.dtype descr not None, object fill, bytes data not None):
     if len(known) >= 2 * FILLS_MAX:
         known = ()
     table[key] = known + (descr, data)
+
+
+def remembered(cnp.dtype descr not None, object fill):
+    """fill's bytes in descr, as remembered (the Python layer's conversion
+    made before); None if they are not."""
+    return known_fill(descr, fill)
 
 
 cdef object known_fill(cnp.dtype descr, object fill):

@@ -20,6 +20,8 @@ from . import _dispatch, _kernel, _route, _validate
 from ._pack import _size
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from numpy._typing import _DTypeLike
     from numpy.typing import DTypeLike
 
@@ -65,13 +67,15 @@ def _remember(
     table: dict[Any, tuple[np.dtype, bytes, bytes]],
     dtype: Any,
     descr: np.dtype,
-    keep: Any,
-    fill: Any,
+    values: Callable[[np.dtype], tuple[Any, Any]],
 ) -> None:
-    """table[dtype] = (descr, keep's bytes, fill's), for a door to find the
-    values a dtype argument gives: only a dtype the door looks up as it is
-    (``_kernel.keyed``)."""
-    if keep is None or descr.hasobject or not _kernel.keyed(dtype):
+    """table[dtype] = (descr, keep's bytes, fill's), keep and fill as
+    values(descr) gives them, for a door to find the values a dtype argument
+    gives: only a dtype the door looks up as it is (``_kernel.keyed``), once."""
+    if descr.hasobject or not _kernel.keyed(dtype) or dtype in table:
+        return
+    keep, fill = values(descr)
+    if keep is None:
         return
     data = _validate.fill_bytes(keep, descr), _validate.fill_bytes(fill, descr)
     table[dtype] = (descr, *data)
@@ -275,7 +279,7 @@ def band_mask(
     lo, hi = _bound(lo, "lo"), _bound(hi, "hi")
     descr = np.dtype(dtype)
     keep, fill = _values(descr, keep, fill)
-    _remember(_kernel.mask_dtypes, dtype, descr, *_defaults(descr))
+    _remember(_kernel.mask_dtypes, dtype, descr, _defaults)
     return _mask(rows, cols, lo, hi, keep, fill, chunks, "band_mask")
 
 
@@ -466,8 +470,9 @@ def attention_mask(
         lo = diag - size + 1
     descr = np.dtype(dtype)
     cached = descr.metadata is None
-    keep, fill = (_cached_values if cached else _attention_values)(descr)
-    _remember(_kernel.attention_dtypes, dtype, descr, keep, fill)
+    values = _cached_values if cached else _attention_values
+    keep, fill = values(descr)
+    _remember(_kernel.attention_dtypes, dtype, descr, values)
     return _mask(rows, cols, lo, diag, keep, fill, chunks, "attention_mask")
 
 

@@ -88,10 +88,15 @@ def _fill(fill: Any, dtype: np.dtype, zero: Any, name: str = "fill") -> np.ndarr
     """``_validate.fill``; the bytes remembered for the kernel's doors
     (``_kernel.remembers``) where numpy's conversion raises no floating-point
     error, as ``np.errstate(all="raise")`` finds: then they are the same under
-    any errstate, and no warning is owed. Otherwise the conversion runs again
-    under the caller's errstate, which gives numpy's own warning or error."""
+    any errstate, and no warning is owed, so that a conversion remembered is
+    not made again (a large call's, which the doors hand on). Otherwise the
+    conversion runs again under the caller's errstate, which gives numpy's
+    own warning or error."""
     if not _kernel.remembers(dtype, fill):
         return _validate.fill(fill, dtype, zero, name)
+    data = _kernel.remembered(dtype, fill)
+    if data is not None:
+        return np.frombuffer(data, dtype).reshape(())
     try:
         with np.errstate(all="raise"):
             value = _validate.fill(fill, dtype, name=name)
