@@ -376,6 +376,7 @@ MEMORY_FILLS = [
     np.int8(-128), np.int64(-1), np.uint64(2**64 - 1), np.int64(300), np.True_,
     np.False_, np.complex64(1.5), np.array(-np.inf), np.array(-0.0, np.float32),
     np.array(7, np.int16), np.array(2**63, np.uint64), np.array(True),
+    np.timedelta64(5, "s"), np.timedelta64(5000, "ms"),
 ]  # fmt: skip
 ERRSTATES = [{}, {"all": "ignore"}, {"all": "raise"}, {"over": "warn", "under": "warn"}]
 
@@ -527,6 +528,7 @@ def test_only_numbers_are_remembered() -> None:
         ("V8", 7, False), ("float64", np.float32(-7), True),
         ("int8", np.int16(-7), True), ("float32", np.array(-7.5), True),
         ("complex64", np.complex64(1), False), ("m8[s]", np.int64(7), False),
+        ("int64", np.timedelta64(0), False),
     ]:  # fmt: skip
         x = np.zeros((3, 3), dtype)
         outcome(trilu.triu, x, fill=fill)

@@ -184,11 +184,11 @@ cdef dict _float_fills = {}
 cdef dict _int_fills = {}
 cdef dict _bool_fills = {}
 cdef dict _zero_fills = {}     # 0.0 and -0.0, keyed by their sign: False, True
-# numpy's bool, integer and real floating scalar types -> (the table of their
-# nonzero fills, that of their zeros; the latter's keys the sign, floats')
+# numpy's bool, integer and real floating scalar types (not timedelta64, an
+# integer whose equal values differ by unit) -> (the table of their nonzero
+# fills, that of their zeros; the latter's keys the sign, floats')
 cdef dict _numpy_fills = {
-    t: ({}, {}) for t in set(np.sctypeDict.values())
-    if issubclass(t, (np.bool_, np.integer, np.floating))}
+    t: ({}, {}) for t in set(np.sctypeDict.values()) if np.dtype(t).kind in "biuf"}
 
 
 cdef inline object fill_scalar(object fill):
@@ -239,7 +239,7 @@ def remember_fill(cnp.dtype descr not None, object fill, bytes data not None):
     """Remember data, fill's bytes in descr (remembers(descr, fill)), as the
     Python layer converted it without a floating-point error."""
     if known_fill(descr, fill) is not None:
-        return                 # (the Python layer converts a large call's anew)
+        return                 # (remembered meanwhile, by another thread)
     fill = fill_scalar(fill)
     cdef dict table = fills_of(fill)
     cdef object key = fill_key(fill)
