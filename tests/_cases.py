@@ -1251,6 +1251,8 @@ BAD_FILLS = [
     ("int32", float("nan"), TypeError),
     ("int32", 2.0, TypeError),
     ("uint8", np.float64(1.0), TypeError),
+    ("int64", np.timedelta64(5, "s"), TypeError),  # (not out of bounds)
+    ("int32", np.timedelta64(0), TypeError),
     ("int4", 1.5, TypeError),
     ("m8[ns]", 1.5, numpy_fill_error("m8[ns]", 1.5)),
     ("float64", 1j, TypeError),

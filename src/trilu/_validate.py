@@ -408,8 +408,9 @@ def fill(
                 f"{name}={fill!r} cannot be converted to the result's dtype {dtype}: "
                 "an integer dtype takes no float"
             )
+        # (a timedelta64 is numpy's integer too, in units: numpy's cast refuses it)
         integer = isinstance(fill, (int, np.integer)) and not isinstance(
-            fill, (bool, np.bool_)
+            fill, (bool, np.bool_, np.timedelta64)
         )
         if integer and not bounds[0] <= fill <= bounds[1]:
             raise OverflowError(f"{name}={fill} is out of bounds for {dtype}")
