@@ -171,6 +171,60 @@ def test_pack_out(dtype: np.dtype, rng) -> None:
     every(OUT_MODES, check)
 
 
+@pytest.mark.usefixtures("threads")
+@pytest.mark.parametrize("dtype", ["int8", "int16", "float32", "float64", "complex128", "V3"])
+def test_pack_side_by_side(dtype: str, rng) -> None:
+    """A batch whose matrices lie side by side (each element's batch one
+    contiguous run: Fortran order, or the batch axes last in memory in any
+    order) packs a block of elements' runs at a time across into the
+    vectors (explain_packed's "side_by_side"), where the vectors' batch runs
+    in the same order (a fresh result's, or out='s): batches under, at and
+    past a register block, each order and k, rectangles; out= with the
+    vectors' elements contiguous or strided. Where out's batch runs in
+    another order, the matrices go one after another, as every other batch."""
+    from trilu import _kernel  # noqa: PLC0415
+
+    dtype_ = np.dtype(dtype)
+    taken = 0
+    for batch, (n, m) in itertools.product([(3,), (8,), (37,), (2, 5)],
+                                           [(6, 6), (9, 20), (21, 5), (70, 64)]):
+        axes = len(batch)
+        # the batch axes last in memory: reversed (Fortran order), or in order
+        for perm in [tuple(range(axes + 1, -1, -1)), (axes, axes + 1, *range(axes))]:
+            x = make(dtype_, tuple(np.array((*batch, n, m))[list(perm)]), rng)
+            x = x.transpose(np.argsort(perm))
+            assert x.shape == (*batch, n, m)
+            for k, upper in [(0, True), (-2, False), (3, True), (-n, True)]:
+                for order in ORDERS:
+                    exp = pack_oracle(x, k, upper, order)
+                    lo, hi = (k, None) if upper else (None, k)
+                    size = exp.shape[-1]
+                    # (a C-ordered batch runs as x's where x's runs in C order)
+                    in_c = axes == 1 or perm[-1] != 0
+                    vectors = {  # out, and whether its batch runs as x's does
+                        "C": (np.empty(exp.shape, dtype_), in_c),
+                        "alike": (np.empty((size, *batch[::-1]), dtype_).T
+                                  if perm[-1] == 0 else
+                                  np.empty((size, *batch), dtype_).transpose(
+                                      *range(1, axes + 1), 0),
+                                  True),
+                        "strided": (np.empty((*batch, 2 * size), dtype_)[..., ::2],
+                                    in_c),
+                    }  # fmt: skip
+                    for out, alike in vectors.values():
+                        if size:
+                            plan = _kernel.explain_packed(x, out, False, lo, hi,
+                                                          order == "F")
+                            assert (plan["method"] == "side_by_side") == alike, plan
+                            taken += alike
+                        out[...] = make(dtype_, out.shape, rng)
+                        got = trilu.pack(x, k, upper=upper, order=order, out=out)
+                        assert got is out
+                        assert_same(out, exp)
+                    assert_same(trilu.pack(x, k, upper=upper, order=order), exp)
+    assert taken
+
+
 @pytest.mark.parametrize("dtype", dtype_params(ALL_DTYPES))
 def test_pack_out_overlapping_input(dtype: np.dtype, rng) -> None:
     """out= in the input's own memory (from its first byte, or within it): the

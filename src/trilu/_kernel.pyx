@@ -284,6 +284,31 @@ cdef Py_ssize_t side_by_side(cnp.ndarray x, const cnp.npy_intp *strides) noexcep
     return nb if nb > 1 and run > 0 else 0
 
 
+cdef Py_ssize_t vectors_side_by_side(cnp.ndarray mat, cnp.ndarray vec,
+                                     Py_ssize_t *step) noexcept:
+    """How many matrices mat's batch holds side by side (side_by_side), where
+    vec's batch (their vectors) runs in the same order, each next vector
+    `step` bytes on; 0 where not."""
+    cdef int d, nd = cnp.PyArray_NDIM(mat)
+    cdef Py_ssize_t nb = side_by_side(mat, cnp.PyArray_STRIDES(mat))
+    cdef Py_ssize_t run = cnp.PyArray_ITEMSIZE(mat), at = 0
+    cdef const cnp.npy_intp *dims = cnp.PyArray_DIMS(mat)
+    cdef const cnp.npy_intp *vs = cnp.PyArray_STRIDES(vec)
+    if nb == 0:
+        return 0
+    while run < nb * cnp.PyArray_ITEMSIZE(mat):    # mat's batch axes, fastest first
+        for d in range(nd - 2):
+            if dims[d] > 1 and cnp.PyArray_STRIDES(mat)[d] == run:
+                break
+        if at == 0:
+            step[0] = at = vs[d]
+        elif vs[d] != at:
+            return 0
+        at *= dims[d]
+        run *= dims[d]
+    return nb
+
+
 cdef Py_ssize_t folds(cnp.ndarray src, cnp.ndarray dst, Order order, object fill,
                       cnp.npy_intp *strides) noexcept:
     """The matrices band_of walks as one matrix of wide elements: src's batch
@@ -523,6 +548,9 @@ cdef bint plan_packed_job(Plan *p, cnp.ndarray mat, cnp.ndarray vec, Packed pack
     """The plan of packed_of's job (its arguments; pattern and offsets its
     buffers, PATTERN_BYTES and OFFSETS_MAX), shared among threads; False
     where there is nothing to move."""
+    cdef int nd
+    cdef Py_ssize_t sides = 0, step = 0
+    cdef object wide
     set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(vec), pattern,
              cnp.PyArray_NBYTES(mat))
     if b < a:
@@ -540,8 +568,26 @@ cdef bint plan_packed_job(Plan *p, cnp.ndarray mat, cnp.ndarray vec, Packed pack
                     &p.job.ma, &p.job.mb)
     if cnp.PyArray_SIZE(mat) == 0 or cnp.PyArray_ITEMSIZE(vec) == 0:
         return False
-    p.nb = plan_packed(&p.job, mat, cnp.PyArray_STRIDES(mat), vec, a, b, columns,
-                       offsets)
+    if packed == PACK and check == NULL:
+        sides = vectors_side_by_side(mat, vec, &step)
+    if sides:
+        # one matrix of wide elements, each a run of the batch, into one
+        # vector of them (overlapping: its elements step apart)
+        nd = cnp.PyArray_NDIM(mat)
+        wide = np.dtype((np.void, sides * cnp.PyArray_ITEMSIZE(vec)))
+        p.nb = plan_packed(&p.job, folded(mat, cnp.PyArray_STRIDES(mat), wide),
+                           cnp.PyArray_STRIDES(mat) + nd - 2,
+                           view(wide, <const char *>cnp.PyArray_DATA(vec), 1,
+                                cnp.PyArray_DIMS(vec) + nd - 2,
+                                cnp.PyArray_STRIDES(vec) + nd - 2),
+                           a, b, columns, offsets)
+        p.job.method = SIDE_BY_SIDE
+        p.job.sides = sides
+        p.job.side_step = step
+        p.job.offsets = NULL
+    else:
+        p.nb = plan_packed(&p.job, mat, cnp.PyArray_STRIDES(mat), vec, a, b, columns,
+                           offsets)
     share(p)
     return True
 
@@ -679,7 +725,8 @@ def band_count(Py_ssize_t rows, Py_ssize_t cols, object lo, object hi):
 
 
 _METHODS = {ROWS: "rows", STRIDED: "strided", TILED: "tiled",
-            BAND_MASK: "band_mask", MATRICES: "matrices", COLUMNS: "columns"}
+            BAND_MASK: "band_mask", MATRICES: "matrices", COLUMNS: "columns",
+            SIDE_BY_SIDE: "side_by_side"}
 _ALLOCATIONS = {MALLOC: "malloc", RECYCLED: "recycled", CALLOC: "calloc",
                 ZERO_PAGES: "zero_pages"}
 

@@ -139,6 +139,50 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
         i += n
 
 
+cdef inline void side_block(elem_t *tag, char *d, const char **runs, Py_ssize_t n,
+                            Py_ssize_t block, const Job *job) noexcept nogil:
+    """n kept elements of matrices side by side, runs[k] the k-th's run
+    (job.sides elements, one a matrix), to the spans of n at d of the
+    matrices' vectors: a block of them transposed in registers
+    (transpose_block) where n is its width, the rest element by element."""
+    cdef Py_ssize_t g = 0, k, nb = job.sides, w = job.width // job.sides
+    cdef Py_ssize_t step = job.side_step, pcol = job.dst_col
+    if n == block:
+        g = transpose_block(tag, d, step, runs, nb)
+    for g in range(g, nb):
+        for k in range(n):
+            copy_elem(tag, d + g * step + k * pcol, runs[k] + g * w, w)
+
+
+cdef void side_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
+                    Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
+    """Rows [r0, r1) of a PACK of matrices side by side (SIDE_BY_SIDE): their
+    elements' runs, a group at a time, across into the vectors: each run
+    read along once, where the matrices one after another would each read
+    every line of it."""
+    cdef Py_ssize_t i, j, lo, hi, n = 0, cols = job.cols, a = job.a, b = job.b
+    cdef Py_ssize_t mrow = job.src_row, mcol = job.src_col, pcol = job.dst_col
+    # a block of the vectors' elements in registers where they are contiguous
+    cdef Py_ssize_t block = (transpose_columns(tag)
+                             if pcol == job.width // job.sides else 0)
+    cdef Py_ssize_t group = block if block else 16
+    cdef const char *runs[16]
+    cdef const char *m = job.src + so + r0 * mrow
+    cdef char *p = job.dst + do + kept_in(a, b, r0, cols) * pcol
+    for i in range(r0, r1):
+        row_span(part, a, b, cols, i, &lo, &hi)
+        for j in range(lo, hi):
+            runs[n] = m + j * mcol
+            n += 1
+            if n == group:
+                side_block(tag, p, runs, n, block, job)
+                p += n * pcol
+                n = 0
+        m += mrow
+    if n:
+        side_block(tag, p, runs, n, block, job)
+
+
 cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                       Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
     """Rows [r0, r1) of a matrix to (PACK) or from (UNPACK) the packed
@@ -155,6 +199,9 @@ cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef char *p = (job.dst + do if pack else <char *>job.src + so) + at * pcol
     if job.method == COLUMNS and part != FILLED:
         column_rows(tag, job, so, do, r0, r1, part)
+        return
+    if job.method == SIDE_BY_SIDE:
+        side_rows(tag, job, so, do, r0, r1, part)
         return
     if part == KEPT and mcol == w and mrow == cols * w and pcol == w:
         if pack:               # whole rows, both sides contiguous

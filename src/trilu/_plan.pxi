@@ -80,6 +80,7 @@ cdef enum Method:              # how the crossed rows are written
     BAND_MASK       # contiguous short rows: dst = src & keep | fill-mask
     MATRICES        # tiny matrices whole: ANDed, or (pack) through offsets
     COLUMNS         # (unpack) lines, or a mirror, across rows, in cache: by row groups
+    SIDE_BY_SIDE    # (pack) a batch side by side, each element a run of `sides`
 
 cdef enum Packed:              # which side of the job is not matrices
     UNPACKED        # neither: matrices to matrices
@@ -132,6 +133,10 @@ cdef struct Job:
     # packed lines read the other way, XOR `xor`.
     Packed packed
     bint columns
+    # SIDE_BY_SIDE: a PACK's matrices lie side by side (one matrix of wide
+    # elements, width the whole run's), `sides` of them, their vectors
+    # side_step bytes apart
+    Py_ssize_t sides, side_step
     bint mirror
     Py_ssize_t ma, mb
     const char *xor            # copied elements XOR this (conj), or NULL
