@@ -172,7 +172,9 @@ def test_pack_out(dtype: np.dtype, rng) -> None:
 
 
 @pytest.mark.usefixtures("threads")
-@pytest.mark.parametrize("dtype", ["int8", "int16", "float32", "float64", "complex128", "V3"])
+@pytest.mark.parametrize(
+    "dtype", ["int8", "int16", "float32", "float64", "complex128", "V3"]
+)
 def test_pack_side_by_side(dtype: str, rng) -> None:
     """A batch whose matrices lie side by side (each element's batch one
     contiguous run: Fortran order, or the batch axes last in memory in any
@@ -186,8 +188,9 @@ def test_pack_side_by_side(dtype: str, rng) -> None:
 
     dtype_ = np.dtype(dtype)
     taken = 0
-    for batch, (n, m) in itertools.product([(3,), (8,), (37,), (2, 5)],
-                                           [(6, 6), (9, 20), (21, 5), (70, 64)]):
+    for batch, (n, m) in itertools.product(
+        [(3,), (8,), (37,), (2, 5)], [(6, 6), (9, 20), (21, 5), (70, 64)]
+    ):
         axes = len(batch)
         # the batch axes last in memory: reversed (Fortran order), or in order
         for perm in [tuple(range(axes + 1, -1, -1)), (axes, axes + 1, *range(axes))]:
@@ -213,8 +216,9 @@ def test_pack_side_by_side(dtype: str, rng) -> None:
                     }  # fmt: skip
                     for out, alike in vectors.values():
                         if size:
-                            plan = _kernel.explain_packed(x, out, False, lo, hi,
-                                                          order == "F")
+                            plan = _kernel.explain_packed(
+                                x, out, False, lo, hi, order == "F"
+                            )
                             assert (plan["method"] == "side_by_side") == alike, plan
                             taken += alike
                         out[...] = make(dtype_, out.shape, rng)

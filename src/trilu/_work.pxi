@@ -64,7 +64,9 @@ cdef void write(Writer writer, const Job *job, Py_ssize_t so, Py_ssize_t do,
     """The writer by the specialization for the job's element width: one
     fused type per width (elem_t), one ladder for every writer."""
     cdef Span s
-    cdef Py_ssize_t w = job.width // job.sides if job.method == SIDE_BY_SIDE else job.width
+    cdef Py_ssize_t w = job.width
+    if job.method == SIDE_BY_SIDE:     # (its width: the batch's run)
+        w //= job.sides
     s.job, s.so, s.do, s.r0, s.r1, s.part = job, so, do, r0, r1, part
     if w == 8:
         write_as(<uint64_t *>NULL, writer, &s)
