@@ -579,6 +579,70 @@ def test_unpack_rows_as_a_band(dtype: str, rng) -> None:
 
 
 @pytest.mark.usefixtures("threads")
+@pytest.mark.parametrize(
+    "dtype", ["int8", "int16", "float32", "float64", "complex128", "V3"]
+)
+def test_unpack_side_by_side(dtype: str, rng) -> None:
+    """Vectors that lie side by side (each element's batch one contiguous
+    run: Fortran order, or the batch axes last in memory in any order)
+    unpack a block of elements' runs at a time across into the matrices
+    (explain_packed's "side_by_side"), where the matrices' batch runs in the
+    same order and their rows are a register block long or longer: batches
+    under, at and past a block, 1-D and 2-D, each order and k, rectangles,
+    zeros (into zero pages too) and a fill; out= contiguous, strided and in
+    Fortran order. Shorter rows, mirror=, and matrices whose batch runs in
+    another order go one matrix after another."""
+    from trilu import _kernel  # noqa: PLC0415
+
+    dtype_ = np.dtype(dtype)
+    avx2 = _kernel._vector_loops() != "portable"
+    block = {1: 16, 2: 8, 4: 8, 8: 4}.get(dtype_.itemsize, 0) if avx2 else 0
+    fills = [None, fill_cycle(dtype_)[0]]
+    taken = 0
+    for batch, (n, m) in itertools.product(
+        [(3,), (8,), (37,), (2, 5)], [(6, 6), (9, 20), (21, 5), (70, 64)]
+    ):
+        axes = len(batch)
+        for perm in [tuple(range(axes, -1, -1)), (axes, *range(axes))]:
+            in_c = axes == 1 or perm[-1] != 0  # (as in test_pack_side_by_side)
+            for i, ((k, upper), order) in enumerate(
+                itertools.product([(0, True), (-2, False), (3, True)], ORDERS)
+            ):
+                size = count(n, m, k, upper)
+                v = make(dtype_, tuple(np.array((*batch, size))[list(perm)]), rng)
+                v = v.transpose(np.argsort(perm))
+                fill = fills[i % 2]
+                exp = unpack_oracle(v, n, m, k, upper, fill, order)
+                lo, hi = (k, None) if upper else (None, k)
+                shape = (*batch, n, m)
+                # (out, whether its batch runs as v's, its rows' length: in
+                # Fortran order, the matrices' columns are walked as rows)
+                outs = [
+                    (np.empty(shape, dtype_), in_c, m),
+                    (np.empty((*batch, n, 2 * m), dtype_)[..., ::2], in_c, m),
+                    (np.empty(shape[::-1], dtype_).T, axes == 1 or perm[-1] == 0, n),
+                ]
+                for out, alike, row in outs:
+                    plan = _kernel.explain_packed(out, v, True, lo, hi, order == "F")
+                    side = alike and 0 < block <= row
+                    assert (plan["method"] == "side_by_side") == side, plan
+                    taken += side
+                    out[...] = make(dtype_, out.shape, rng)
+                    got = trilu.unpack(v, n, m, k, upper=upper, order=order,
+                                       fill=fill, out=out)  # fmt: skip
+                    assert got is out
+                    assert_same(out, exp)
+                assert_same(trilu.unpack(v, n, m, k, upper=upper, order=order,
+                                         fill=fill), exp)  # fmt: skip
+                if n == m:
+                    mirrored = _kernel.explain_packed(
+                        outs[0][0], v, True, lo, hi, order == "F", None, True
+                    )
+                    assert mirrored["method"] != "side_by_side"
+    assert taken or not block
+
+
+@pytest.mark.usefixtures("threads")
 @pytest.mark.parametrize("dtype", ["int8", "float32", "float64", "complex128", "V3"])
 def test_unpack_columns_by_row_groups(dtype: str, rng) -> None:
     """An UNPACK column after column into matrices in cache goes a group of

@@ -258,19 +258,21 @@ cdef void run_plan(Plan *p) noexcept:
 # line of its own, shared with the batch's next matrices.
 
 
-cdef Py_ssize_t side_by_side(cnp.ndarray x, const cnp.npy_intp *strides) noexcept:
-    """How many matrices x's batch holds side by side, as its elements would
-    lie with these strides (x's own, or its result's): the batch axes longer
-    than 1 one contiguous run of nb elements, each next axis stepping over
-    the run so far, and both matrix axes over the whole run; 0 where not."""
+cdef Py_ssize_t side_by_side(cnp.ndarray x, const cnp.npy_intp *strides,
+                             int tail=2) noexcept:
+    """How many matrices (tail 2; vectors: tail 1) x's batch holds side by
+    side, as its elements would lie with these strides (x's own, or its
+    result's): the batch axes longer than 1 one contiguous run of nb
+    elements, each next axis stepping over the run so far, and the matrix
+    axes (the vector's) over the whole run; 0 where not."""
     cdef int d, nd = cnp.PyArray_NDIM(x)
     cdef Py_ssize_t run = cnp.PyArray_ITEMSIZE(x), nb = 1
     cdef uint64_t used = 0, batch = 0, one = 1    # (a bit an axis: 64 at most)
-    for d in range(nd - 2):
+    for d in range(nd - tail):
         if cnp.PyArray_DIMS(x)[d] > 1:
             batch |= one << d
     while used != batch:
-        for d in range(nd - 2):
+        for d in range(nd - tail):
             if batch >> d & 1 and not used >> d & 1 and strides[d] == run:
                 break
         else:
@@ -278,27 +280,27 @@ cdef Py_ssize_t side_by_side(cnp.ndarray x, const cnp.npy_intp *strides) noexcep
         used |= one << d
         run *= cnp.PyArray_DIMS(x)[d]
         nb *= cnp.PyArray_DIMS(x)[d]
-    for d in range(nd - 2, nd):
+    for d in range(nd - tail, nd):
         if cnp.PyArray_DIMS(x)[d] > 1 and magnitude(strides[d]) < run:
             return 0
     return nb if nb > 1 and run > 0 else 0
 
 
-cdef Py_ssize_t vectors_side_by_side(cnp.ndarray mat, cnp.ndarray vec,
-                                     Py_ssize_t *step) noexcept:
-    """How many matrices mat's batch holds side by side (side_by_side), where
-    vec's batch (their vectors) runs in the same order, each next vector
-    `step` bytes on; 0 where not."""
-    cdef int d, nd = cnp.PyArray_NDIM(mat)
-    cdef Py_ssize_t nb = side_by_side(mat, cnp.PyArray_STRIDES(mat))
-    cdef Py_ssize_t run = cnp.PyArray_ITEMSIZE(mat), at = 0
-    cdef const cnp.npy_intp *dims = cnp.PyArray_DIMS(mat)
-    cdef const cnp.npy_intp *vs = cnp.PyArray_STRIDES(vec)
+cdef Py_ssize_t packed_side_by_side(cnp.ndarray x, int tail, cnp.ndarray other,
+                                    Py_ssize_t *step) noexcept:
+    """How many matrices (tail 2; vectors: tail 1) x's batch holds side by
+    side (side_by_side), where `other`'s batch (their vectors, or matrices)
+    runs in the same order, each next one `step` bytes on; 0 where not."""
+    cdef int d, nd = cnp.PyArray_NDIM(x)
+    cdef Py_ssize_t nb = side_by_side(x, cnp.PyArray_STRIDES(x), tail)
+    cdef Py_ssize_t run = cnp.PyArray_ITEMSIZE(x), at = 0
+    cdef const cnp.npy_intp *dims = cnp.PyArray_DIMS(x)
+    cdef const cnp.npy_intp *vs = cnp.PyArray_STRIDES(other)
     if nb == 0:
         return 0
-    while run < nb * cnp.PyArray_ITEMSIZE(mat):    # mat's batch axes, fastest first
-        for d in range(nd - 2):
-            if dims[d] > 1 and cnp.PyArray_STRIDES(mat)[d] == run:
+    while run < nb * cnp.PyArray_ITEMSIZE(x):  # x's batch axes, fastest first
+        for d in range(nd - tail):
+            if dims[d] > 1 and cnp.PyArray_STRIDES(x)[d] == run:
                 break
         if at == 0:
             step[0] = at = vs[d]
@@ -549,7 +551,7 @@ cdef bint plan_packed_job(Plan *p, cnp.ndarray mat, cnp.ndarray vec, Packed pack
     buffers, PATTERN_BYTES and OFFSETS_MAX), shared among threads; False
     where there is nothing to move."""
     cdef int nd
-    cdef Py_ssize_t sides = 0, step = 0
+    cdef Py_ssize_t sides = 0, step = 0, block
     cdef object wide
     set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(vec), pattern,
              cnp.PyArray_NBYTES(mat))
@@ -568,14 +570,20 @@ cdef bint plan_packed_job(Plan *p, cnp.ndarray mat, cnp.ndarray vec, Packed pack
                     &p.job.ma, &p.job.mb)
     if cnp.PyArray_SIZE(mat) == 0 or cnp.PyArray_ITEMSIZE(vec) == 0:
         return False
-    if packed == PACK and check == NULL:
-        sides = vectors_side_by_side(mat, vec, &step)
+    if check == NULL and not mirror:
+        if packed == PACK:
+            sides = packed_side_by_side(mat, 2, vec, &step)
+        else:
+            sides = packed_side_by_side(vec, 1, mat, &step)
     if sides:
-        # one matrix of wide elements, each a run of the batch, into one
-        # vector of them (overlapping: its elements step apart)
+        # one matrix and one vector of wide elements, each a run of the
+        # batch (the side not side by side overlapping: its elements apart
+        # as one matrix's, or vector's)
         nd = cnp.PyArray_NDIM(mat)
         wide = np.dtype((np.void, sides * cnp.PyArray_ITEMSIZE(vec)))
-        p.nb = plan_packed(&p.job, folded(mat, cnp.PyArray_STRIDES(mat), wide),
+        p.nb = plan_packed(&p.job, view(wide, <const char *>cnp.PyArray_DATA(mat), 2,
+                                        cnp.PyArray_DIMS(mat) + nd - 2,
+                                        cnp.PyArray_STRIDES(mat) + nd - 2),
                            cnp.PyArray_STRIDES(mat) + nd - 2,
                            view(wide, <const char *>cnp.PyArray_DATA(vec), 1,
                                 cnp.PyArray_DIMS(vec) + nd - 2,
@@ -585,7 +593,14 @@ cdef bint plan_packed_job(Plan *p, cnp.ndarray mat, cnp.ndarray vec, Packed pack
         p.job.sides = sides
         p.job.side_step = step
         p.job.offsets = NULL
-    else:
+        p.job.stream = False
+        # an UNPACK of rows without a register block (elements of another
+        # width, or rows shorter): element by element either way, and the
+        # fill a call each of its matrices' rows
+        block = block_columns(cnp.PyArray_ITEMSIZE(vec))
+        if packed == UNPACK and (block == 0 or p.job.cols < block):
+            sides = 0
+    if not sides:
         p.nb = plan_packed(&p.job, mat, cnp.PyArray_STRIDES(mat), vec, a, b, columns,
                            offsets)
     share(p)

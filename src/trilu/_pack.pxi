@@ -18,6 +18,10 @@ cdef enum:
     # of their elements' offsets (MATRICES): no run, span or call a row. The
     # table, 8 bytes an element, lives on the stack, within L1D.
     OFFSETS_MAX = 2048
+    # A SIDE_BY_SIDE group: this many elements' runs, the other side's spans
+    # of as many elements (of 4 bytes: 4 cache lines) written a register
+    # block's spans at a time.
+    SIDE_RUNS = 64
 
 
 cdef inline bint unpacked_along(const Job *job) noexcept nogil:
@@ -141,46 +145,83 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
 
 cdef inline void side_block(elem_t *tag, char *d, const char **runs, Py_ssize_t n,
                             Py_ssize_t block, const Job *job) noexcept nogil:
-    """n kept elements of matrices side by side, runs[k] the k-th's run
-    (job.sides elements, one a matrix), to the spans of n at d of the
-    matrices' vectors: a block of them transposed in registers
-    (transpose_block) where n is its width, the rest element by element."""
-    cdef Py_ssize_t g = 0, k, nb = job.sides, w = job.width // job.sides
-    cdef Py_ssize_t step = job.side_step, pcol = job.dst_col
-    if n == block:
-        g = transpose_block(tag, d, step, runs, nb)
+    """n elements of matrices or vectors side by side, runs[k] the k-th's run
+    (job.sides elements, one a matrix), to the other side's spans of n at d,
+    job.side_step apart: by blocks transposed in registers (transpose_block,
+    `block` wide; 0: none), a block of the spans written whole before the
+    next (spans a power of two apart share L1D's sets: few live at once),
+    the rest element by element."""
+    cdef Py_ssize_t g = 0, k, e, t, nb = job.sides, w = job.width // job.sides
+    cdef Py_ssize_t step = job.side_step, dcol = job.dst_col
+    cdef const char *moved[16]
+    while block and g + block <= nb:
+        k = 0
+        while k + block <= n:
+            for t in range(block):
+                moved[t] = runs[k + t] + g * w
+            transpose_block(tag, d + g * step + k * dcol, step, moved, block)
+            k += block
+        for t in range(g, g + block):
+            for e in range(k, n):
+                copy_elem(tag, d + t * step + e * dcol, runs[e] + t * w, w)
+        g += block
     for g in range(g, nb):
         for k in range(n):
-            copy_elem(tag, d + g * step + k * pcol, runs[k] + g * w, w)
+            copy_elem(tag, d + g * step + k * dcol, runs[k] + g * w, w)
 
 
 cdef void side_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                     Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
-    """Rows [r0, r1) of a PACK of matrices side by side (SIDE_BY_SIDE): their
-    elements' runs, a group at a time, across into the vectors: each run
-    read along once, where the matrices one after another would each read
-    every line of it."""
-    cdef Py_ssize_t i, j, lo, hi, n = 0, cols = job.cols, a = job.a, b = job.b
-    cdef Py_ssize_t mrow = job.src_row, mcol = job.src_col, pcol = job.dst_col
-    # a block of the vectors' elements in registers where they are contiguous
-    cdef Py_ssize_t block = (transpose_columns(tag)
-                             if pcol == job.width // job.sides else 0)
-    cdef Py_ssize_t group = block if block else 16
-    cdef const char *runs[16]
+    """Rows [r0, r1) of a PACK of matrices side by side, or an UNPACK of
+    vectors side by side (SIDE_BY_SIDE): each element's run of the batch
+    read or written once, a group of them at a time across the other side
+    (side_block), where the batch one after another would read or write
+    every cache line of the runs once a matrix. A PACK's groups run on
+    across its rows; an UNPACK's are a row's, and its rows get the fill
+    outside their spans, in each matrix."""
+    cdef Py_ssize_t g, i, j, lo, hi, n = 0, cols = job.cols, a = job.a, b = job.b
+    cdef Py_ssize_t w = job.width // job.sides, step = job.src_col
+    cdef Py_ssize_t mrow = job.src_row, mcol = job.src_col, dcol = job.dst_col
+    cdef Py_ssize_t side = job.side_step
+    # a block of the other side's elements in registers where they are contiguous
+    cdef Py_ssize_t block = transpose_columns(tag) if dcol == w else 0
+    cdef bint rest = job.fill_rest
+    cdef Fill f = job.fill
+    cdef const char *runs[SIDE_RUNS]
     cdef const char *m = job.src + so + r0 * mrow
-    cdef char *p = job.dst + do + kept_in(a, b, r0, cols) * pcol
+    cdef const char *line
+    cdef char *p = job.dst + do + kept_in(a, b, r0, cols) * dcol
+    cdef char *d = job.dst + do + r0 * job.dst_row
+    if job.packed == PACK:
+        for i in range(r0, r1):
+            row_span(part, a, b, cols, i, &lo, &hi)
+            for j in range(lo, hi):
+                runs[n] = m + j * mcol
+                n += 1
+                if n == SIDE_RUNS:
+                    side_block(tag, p, runs, n, block, job)
+                    p += n * dcol
+                    n = 0
+            m += mrow
+        if n:
+            side_block(tag, p, runs, n, block, job)
+        return
     for i in range(r0, r1):
         row_span(part, a, b, cols, i, &lo, &hi)
-        for j in range(lo, hi):
-            runs[n] = m + j * mcol
-            n += 1
-            if n == group:
-                side_block(tag, p, runs, n, block, job)
-                p += n * pcol
-                n = 0
-        m += mrow
-    if n:
-        side_block(tag, p, runs, n, block, job)
+        if rest:
+            for g in range(job.sides):
+                fill_run(tag, d + g * side, dcol, w, lo, f)
+                fill_run(tag, d + g * side + hi * dcol, dcol, w, cols - hi, f)
+        line = job.src + so + packed_line(job, i, step)     # (row lines)
+        j = lo
+        while j < hi:
+            n = min(SIDE_RUNS, hi - j)
+            for g in range(n):
+                runs[g] = (job.src + so + packed_line(job, j + g, step) + i * step
+                           if job.columns else line + (j + g) * step)
+            side_block(tag, d + j * dcol, runs, n, block, job)
+            j += n
+        d += job.dst_row
 
 
 cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,

@@ -296,17 +296,22 @@ cdef void copy_xor(elem_t *tag, char *d, Py_ssize_t ds, const char *s,
             memcpy(d + j * ds, &v, sizeof(elem_t))
 
 
-cdef inline Py_ssize_t transpose_columns(elem_t *tag) noexcept nogil:
-    """The columns transpose_block moves at a time: four of 8-byte elements,
-    eight of 4- and 2-byte ones, sixteen of bytes, where the CPU has AVX2;
-    else none (0)."""
+cdef inline Py_ssize_t block_columns(Py_ssize_t w) noexcept nogil:
+    """The columns transpose_block moves at a time, of elements of w bytes:
+    four of 8-byte elements, eight of 4- and 2-byte ones, sixteen of bytes,
+    where the CPU has AVX2; else none (0)."""
     if _vectors == PORTABLE:
         return 0
-    if elem_t is uint64_t:
+    if w == 8:
         return 4
-    if elem_t is uint32_t or elem_t is uint16_t:
+    if w == 4 or w == 2:
         return 8
-    return 16 if elem_t is uint8_t else 0
+    return 16 if w == 1 else 0
+
+
+cdef inline Py_ssize_t transpose_columns(elem_t *tag) noexcept nogil:
+    """block_columns of elem_t's width."""
+    return 0 if elem_t is any_width else block_columns(sizeof(elem_t))
 
 
 cdef inline Py_ssize_t transpose_block(elem_t *tag, char *d, Py_ssize_t dst_row,
