@@ -290,13 +290,14 @@ cdef Py_ssize_t packed_side_by_side(cnp.ndarray x, int tail, cnp.ndarray other,
                                     Py_ssize_t *step) noexcept:
     """How many matrices (tail 2; vectors: tail 1) x's batch holds side by
     side (side_by_side), where `other`'s batch (their vectors, or matrices)
-    runs in the same order, each next one `step` bytes on; 0 where not."""
+    runs in the same order, each next one `step` bytes on; 0 where not, or
+    where each holds one element or none (one run, or nothing to move)."""
     cdef int d, nd = cnp.PyArray_NDIM(x)
     cdef Py_ssize_t nb = side_by_side(x, cnp.PyArray_STRIDES(x), tail)
     cdef Py_ssize_t run = cnp.PyArray_ITEMSIZE(x), at = 0
     cdef const cnp.npy_intp *dims = cnp.PyArray_DIMS(x)
     cdef const cnp.npy_intp *vs = cnp.PyArray_STRIDES(other)
-    if nb == 0:
+    if nb == 0 or cnp.PyArray_SIZE(x) <= nb:
         return 0
     while run < nb * cnp.PyArray_ITEMSIZE(x):  # x's batch axes, fastest first
         for d in range(nd - tail):
