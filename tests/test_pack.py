@@ -591,7 +591,10 @@ def test_unpack_side_by_side(dtype: str, rng) -> None:
     under, at and past a block, 1-D and 2-D, each order and k, rectangles,
     zeros (into zero pages too) and a fill; out= contiguous, strided and in
     Fortran order. Shorter rows, mirror=, and matrices whose batch runs in
-    another order go one matrix after another."""
+    another order go one matrix after another. C-ordered vectors (their
+    elements contiguous or apart) into a Fortran-ordered stack (matrices
+    side by side) go across into its runs, where the walk's rows are the
+    packed lines (order "F")."""
     from trilu import _kernel  # noqa: PLC0415
 
     dtype_ = np.dtype(dtype)
@@ -639,7 +642,22 @@ def test_unpack_side_by_side(dtype: str, rng) -> None:
                         outs[0][0], v, True, lo, hi, order == "F", None, True
                     )
                     assert mirrored["method"] != "side_by_side"
-    assert taken or not block
+            # C-ordered vectors into matrices side by side (a stack in
+            # Fortran order): their rows walked as the packed lines (order
+            # "F", the stack's columns), where its batch runs as theirs
+            lines = make(dtype_, (*batch, count(n, m, 1, True)), rng)
+            strided = lines.repeat(2, -1)[..., ::2]  # (its elements apart)
+            for v, order in itertools.product([lines, strided], ORDERS):
+                exp = unpack_oracle(v, n, m, 1, True, fills[1], order)
+                out = make(dtype_, shape[::-1], rng).T
+                plan = _kernel.explain_packed(out, v, True, 1, None, order == "F")
+                into = axes == 1 and order == "F"
+                assert (plan["method"] == "side_by_side") == into, plan
+                taken += into
+                got = trilu.unpack(v, n, m, 1, order=order, fill=fills[1], out=out)
+                assert got is out
+                assert_same(out, exp)
+    assert taken
 
 
 @pytest.mark.usefixtures("threads")

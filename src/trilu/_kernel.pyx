@@ -553,6 +553,8 @@ cdef bint plan_packed_job(Plan *p, cnp.ndarray mat, cnp.ndarray vec, Packed pack
     where there is nothing to move."""
     cdef int nd
     cdef Py_ssize_t sides = 0, step = 0, block
+    cdef bint read = packed == PACK    # (the runs are src's)
+    cdef bint swap
     cdef object wide
     set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(vec), pattern,
              cnp.PyArray_NBYTES(mat))
@@ -572,10 +574,28 @@ cdef bint plan_packed_job(Plan *p, cnp.ndarray mat, cnp.ndarray vec, Packed pack
     if cnp.PyArray_SIZE(mat) == 0 or cnp.PyArray_ITEMSIZE(vec) == 0:
         return False
     if check == NULL and not mirror:
-        if packed == PACK:
-            sides = packed_side_by_side(mat, 2, vec, &step)
-        else:
+        if packed == UNPACK:
             sides = packed_side_by_side(vec, 1, mat, &step)
+            read = sides != 0
+        if sides == 0:
+            sides = packed_side_by_side(mat, 2, vec, &step)
+    if sides and packed == UNPACK:
+        # An UNPACK of vectors side by side into rows without a register
+        # block (elements of another width, or rows shorter) goes element by
+        # element either way, and the fill is a call each of its matrices'
+        # rows; into matrices side by side, the walk's rows must be the
+        # packed lines (a span's elements one after another).
+        nd = cnp.PyArray_NDIM(mat)
+        swap = walks_columns(cnp.PyArray_DIMS(mat)[nd - 2], cnp.PyArray_DIMS(mat)[nd - 1],
+                             cnp.PyArray_STRIDES(mat)[nd - 2],
+                             cnp.PyArray_STRIDES(mat)[nd - 1],
+                             sides * cnp.PyArray_ITEMSIZE(vec))
+        block = block_columns(cnp.PyArray_ITEMSIZE(vec))
+        if read and (block == 0 or cnp.PyArray_DIMS(mat)[nd - 2 if swap else nd - 1]
+                     < block):
+            sides = 0
+        if not read and columns != swap:
+            sides = 0
     if sides:
         # one matrix and one vector of wide elements, each a run of the
         # batch (the side not side by side overlapping: its elements apart
@@ -589,19 +609,14 @@ cdef bint plan_packed_job(Plan *p, cnp.ndarray mat, cnp.ndarray vec, Packed pack
                            view(wide, <const char *>cnp.PyArray_DATA(vec), 1,
                                 cnp.PyArray_DIMS(vec) + nd - 2,
                                 cnp.PyArray_STRIDES(vec) + nd - 2),
-                           a, b, columns, offsets)
+                           a, b, columns, NULL)
         p.job.method = SIDE_BY_SIDE
         p.job.sides = sides
         p.job.side_step = step
+        p.job.sides_read = read
         p.job.offsets = NULL
         p.job.stream = False
-        # an UNPACK of rows without a register block (elements of another
-        # width, or rows shorter): element by element either way, and the
-        # fill a call each of its matrices' rows
-        block = block_columns(cnp.PyArray_ITEMSIZE(vec))
-        if packed == UNPACK and (block == 0 or p.job.cols < block):
-            sides = 0
-    if not sides:
+    else:
         p.nb = plan_packed(&p.job, mat, cnp.PyArray_STRIDES(mat), vec, a, b, columns,
                            offsets)
     share(p)

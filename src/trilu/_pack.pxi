@@ -170,15 +170,38 @@ cdef inline void side_block(elem_t *tag, char *d, const char **runs, Py_ssize_t 
             copy_elem(tag, d + g * step + k * dcol, runs[k] + g * w, w)
 
 
+cdef inline void into_runs(elem_t *tag, char *d, const char *s, Py_ssize_t n,
+                           Py_ssize_t block, const Job *job) noexcept nogil:
+    """n elements of each of the vectors (s the first's, the next
+    job.side_step on) into their runs in matrices side by side (d the
+    first's, job.dst_col apart): a block of vectors at a time transposed in
+    registers (transpose_block, `block` wide; 0: none), the rest element by
+    element."""
+    cdef Py_ssize_t g = 0, e, t, done, nb = job.sides, w = job.width // job.sides
+    cdef Py_ssize_t step = job.side_step, dcol = job.dst_col, pcol = job.src_col
+    cdef const char *runs[16]
+    while block and g + block <= nb:
+        for t in range(block):
+            runs[t] = s + (g + t) * step
+        done = transpose_block(tag, d + g * w, dcol, runs, n)
+        for e in range(done, n):
+            for t in range(block):
+                copy_elem(tag, d + e * dcol + (g + t) * w, runs[t] + e * pcol, w)
+        g += block
+    for g in range(g, nb):
+        for e in range(n):
+            copy_elem(tag, d + e * dcol + g * w, s + g * step + e * pcol, w)
+
+
 cdef void side_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                     Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
     """Rows [r0, r1) of a PACK of matrices side by side, or an UNPACK of
-    vectors side by side (SIDE_BY_SIDE): each element's run of the batch
-    read or written once, a group of them at a time across the other side
-    (side_block), where the batch one after another would read or write
-    every cache line of the runs once a matrix. A PACK's groups run on
-    across its rows; an UNPACK's are a row's, and its rows get the fill
-    outside their spans, in each matrix."""
+    vectors or into matrices side by side (SIDE_BY_SIDE): each element's run
+    of the batch read or written once, a group of them at a time across the
+    other side (side_block, into_runs), where the batch one after another
+    would read or write every cache line of the runs once a matrix. A
+    PACK's groups run on across its rows; an UNPACK's are a row's, and its
+    rows get the fill outside their spans, in each matrix."""
     cdef Py_ssize_t g, i, j, lo, hi, n = 0, cols = job.cols, a = job.a, b = job.b
     cdef Py_ssize_t w = job.width // job.sides, step = job.src_col
     cdef Py_ssize_t mrow = job.src_row, mcol = job.src_col, dcol = job.dst_col
@@ -205,6 +228,25 @@ cdef void side_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
             m += mrow
         if n:
             side_block(tag, p, runs, n, block, job)
+        return
+    if not job.sides_read:     # into runs, from the row's packed line
+        block = transpose_columns(tag) if step == w else 0
+        for i in range(r0, r1):
+            row_span(part, a, b, cols, i, &lo, &hi)
+            if rest and dcol == job.width:     # the row's runs one run
+                fill_run(tag, d, w, w, lo * job.sides, f)
+                fill_run(tag, d + hi * dcol, w, w, (cols - hi) * job.sides, f)
+            elif rest:
+                for j in range(cols):
+                    if j < lo or j >= hi:
+                        fill_run(tag, d + j * dcol, w, w, job.sides, f)
+            line = job.src + so + packed_line(job, i, step)
+            j = lo
+            while j < hi:
+                n = min(SIDE_RUNS, hi - j)
+                into_runs(tag, d + j * dcol, line + j * step, n, block, job)
+                j += n
+            d += job.dst_row
         return
     for i in range(r0, r1):
         row_span(part, a, b, cols, i, &lo, &hi)
@@ -363,6 +405,18 @@ cdef void offset_matrices(elem_t *tag, const Job *job, Py_ssize_t start,
             batch_next(job, idx, &so, &do)
 
 
+cdef inline bint walks_columns(Py_ssize_t rows, Py_ssize_t cols, Py_ssize_t mrow,
+                              Py_ssize_t mcol, Py_ssize_t w) noexcept nogil:
+    """Whether an UNPACK into matrices of these strides (elements of w
+    bytes) walks their columns as its rows: the axis closer to contiguous
+    (a length-1 axis's stride never used)."""
+    if cols == 1:
+        mcol = w
+    if rows == 1:
+        mrow = cols * mcol
+    return magnitude(mcol) > magnitude(mrow)
+
+
 cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_strides,
                             cnp.ndarray vec, Py_ssize_t a, Py_ssize_t b, bint columns,
                             Py_ssize_t *offsets) noexcept:
@@ -372,7 +426,8 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
     mirror, its band and xor set): the walk's rows (the packed lines for
     PACK, the axis closer to contiguous in mat for UNPACK), the method;
     small matrices of short rows whole through `offsets` (OFFSETS_MAX of
-    them). Return the number of matrices."""
+    them; NULL: a plan not to be run, its table not built). Return the
+    number of matrices."""
     cdef int d, nd = cnp.PyArray_NDIM(mat)
     cdef Py_ssize_t nb = 1, w = cnp.PyArray_ITEMSIZE(vec)
     cdef Py_ssize_t rows = cnp.PyArray_DIMS(mat)[nd - 2]
@@ -386,7 +441,7 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
     if rows == 1:
         mrow = cols * mcol
     # (a, b) of x is (-b, -a) of x.T, whose rows are x's columns.
-    if (columns if pack else magnitude(mcol) > magnitude(mrow)):
+    if (columns if pack else walks_columns(rows, cols, mrow, mcol, w)):
         rows, cols, mrow, mcol, a, b = cols, rows, mcol, mrow, -b, -a
         job.ma, job.mb = -job.mb, -job.ma
         columns = not columns
@@ -428,7 +483,8 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
         job.method = COLUMNS   # in cache: the transpose by groups of rows
     elif cols * w < SPAN_CALL_BYTES and rows * cols <= OFFSETS_MAX:
         job.method = MATRICES
-        build_offsets(job, offsets)
+        if offsets != NULL:
+            build_offsets(job, offsets)
         job.offsets = offsets
     elif columns and job.matrix_bytes < TILE_MIN_BYTES:
         job.method = COLUMNS   # (UNPACK's) the lines read across, in cache
