@@ -555,6 +555,8 @@ cdef bint plan_packed_job(Plan *p, cnp.ndarray mat, cnp.ndarray vec, Packed pack
     cdef Py_ssize_t sides = 0, step = 0, block
     cdef bint read = packed == PACK    # (the runs are src's)
     cdef bint swap
+    cdef const cnp.npy_intp *dims
+    cdef const cnp.npy_intp *strides
     cdef object wide
     set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(vec), pattern,
              cnp.PyArray_NBYTES(mat))
@@ -586,13 +588,12 @@ cdef bint plan_packed_job(Plan *p, cnp.ndarray mat, cnp.ndarray vec, Packed pack
         # rows; into matrices side by side, the walk's rows must be the
         # packed lines (a span's elements one after another).
         nd = cnp.PyArray_NDIM(mat)
-        swap = walks_columns(cnp.PyArray_DIMS(mat)[nd - 2], cnp.PyArray_DIMS(mat)[nd - 1],
-                             cnp.PyArray_STRIDES(mat)[nd - 2],
-                             cnp.PyArray_STRIDES(mat)[nd - 1],
+        dims = cnp.PyArray_DIMS(mat) + nd - 2
+        strides = cnp.PyArray_STRIDES(mat) + nd - 2
+        swap = walks_columns(dims[0], dims[1], strides[0], strides[1],
                              sides * cnp.PyArray_ITEMSIZE(vec))
         block = block_columns(cnp.PyArray_ITEMSIZE(vec))
-        if read and (block == 0 or cnp.PyArray_DIMS(mat)[nd - 2 if swap else nd - 1]
-                     < block):
+        if read and (block == 0 or dims[0 if swap else 1] < block):
             sides = 0
         if not read and columns != swap:
             sides = 0
