@@ -406,8 +406,8 @@ cdef void offset_matrices(elem_t *tag, const Job *job, Py_ssize_t start,
 
 
 cdef inline bint walks_columns(Py_ssize_t rows, Py_ssize_t cols,
-                              Py_ssize_t mrow, Py_ssize_t mcol,
-                              Py_ssize_t w) noexcept nogil:
+                               Py_ssize_t mrow, Py_ssize_t mcol,
+                               Py_ssize_t w) noexcept nogil:
     """Whether an UNPACK into matrices of these strides (elements of w
     bytes) walks their columns as its rows: the axis closer to contiguous
     (a length-1 axis's stride never used)."""
