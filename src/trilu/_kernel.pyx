@@ -543,6 +543,57 @@ cdef cnp.ndarray fresh(cnp.dtype descr, int nd, const cnp.npy_intp *dims,
     return new_result(like, how[0], C_ORDER, strides)
 
 
+cdef bint plan_sides(Plan *p, cnp.ndarray mat, cnp.ndarray vec, Packed packed,
+                     Py_ssize_t a, Py_ssize_t b, bint columns) except -1:
+    """Plan a PACK or UNPACK of a batch whose matrices or vectors lie side by
+    side (packed_side_by_side) as SIDE_BY_SIDE, where it pays; False (the
+    job untouched) where not."""
+    cdef int nd = cnp.PyArray_NDIM(mat)
+    cdef const cnp.npy_intp *dims = cnp.PyArray_DIMS(mat) + nd - 2
+    cdef const cnp.npy_intp *strides = cnp.PyArray_STRIDES(mat) + nd - 2
+    cdef Py_ssize_t sides = 0, step = 0, block, w = cnp.PyArray_ITEMSIZE(vec)
+    cdef bint read = packed == PACK    # (the runs are src's)
+    cdef bint swap
+    cdef object wide
+    if packed == UNPACK:
+        sides = packed_side_by_side(vec, 1, mat, &step)
+        read = sides != 0
+    if sides == 0:
+        sides = packed_side_by_side(mat, 2, vec, &step)
+    if sides == 0:
+        return False
+    if packed == UNPACK:
+        # Vectors side by side into rows without a register block (elements
+        # of another width, or rows shorter) go element by element either
+        # way, and the fill is a call each of the matrices' rows; into
+        # matrices side by side, the walk's rows must be the packed lines
+        # (a span's elements one after another).
+        swap = walks_columns(dims[0], dims[1], strides[0], strides[1], sides * w)
+        block = block_columns(w)
+        if read and (block == 0 or dims[0 if swap else 1] < block):
+            return False
+        if not read and columns != swap:
+            return False
+    # one matrix and one vector of wide elements, each a run of the batch
+    # (the side not side by side overlapping: its elements apart as one
+    # matrix's, or vector's)
+    wide = np.dtype((np.void, sides * w))
+    p.nb = plan_packed(&p.job, view(wide, <const char *>cnp.PyArray_DATA(mat), 2,
+                                    dims, strides),
+                       strides,
+                       view(wide, <const char *>cnp.PyArray_DATA(vec), 1,
+                            cnp.PyArray_DIMS(vec) + nd - 2,
+                            cnp.PyArray_STRIDES(vec) + nd - 2),
+                       a, b, columns, NULL)
+    p.job.method = SIDE_BY_SIDE
+    p.job.sides = sides
+    p.job.side_step = step
+    p.job.sides_read = read
+    p.job.offsets = NULL
+    p.job.stream = False
+    return True
+
+
 cdef bint plan_packed_job(Plan *p, cnp.ndarray mat, cnp.ndarray vec, Packed packed,
                           Py_ssize_t a, Py_ssize_t b, object fill, bint columns,
                           bint rest, bint mirror, const char *xor,
@@ -551,13 +602,6 @@ cdef bint plan_packed_job(Plan *p, cnp.ndarray mat, cnp.ndarray vec, Packed pack
     """The plan of packed_of's job (its arguments; pattern and offsets its
     buffers, PATTERN_BYTES and OFFSETS_MAX), shared among threads; False
     where there is nothing to move."""
-    cdef int nd
-    cdef Py_ssize_t sides = 0, step = 0, block
-    cdef bint read = packed == PACK    # (the runs are src's)
-    cdef bint swap
-    cdef const cnp.npy_intp *dims
-    cdef const cnp.npy_intp *strides
-    cdef object wide
     set_fill(&p.job.fill, fill, cnp.PyArray_ITEMSIZE(vec), pattern,
              cnp.PyArray_NBYTES(mat))
     if b < a:
@@ -575,49 +619,8 @@ cdef bint plan_packed_job(Plan *p, cnp.ndarray mat, cnp.ndarray vec, Packed pack
                     &p.job.ma, &p.job.mb)
     if cnp.PyArray_SIZE(mat) == 0 or cnp.PyArray_ITEMSIZE(vec) == 0:
         return False
-    if check == NULL and not mirror:
-        if packed == UNPACK:
-            sides = packed_side_by_side(vec, 1, mat, &step)
-            read = sides != 0
-        if sides == 0:
-            sides = packed_side_by_side(mat, 2, vec, &step)
-    if sides and packed == UNPACK:
-        # An UNPACK of vectors side by side into rows without a register
-        # block (elements of another width, or rows shorter) goes element by
-        # element either way, and the fill is a call each of its matrices'
-        # rows; into matrices side by side, the walk's rows must be the
-        # packed lines (a span's elements one after another).
-        nd = cnp.PyArray_NDIM(mat)
-        dims = cnp.PyArray_DIMS(mat) + nd - 2
-        strides = cnp.PyArray_STRIDES(mat) + nd - 2
-        swap = walks_columns(dims[0], dims[1], strides[0], strides[1],
-                             sides * cnp.PyArray_ITEMSIZE(vec))
-        block = block_columns(cnp.PyArray_ITEMSIZE(vec))
-        if read and (block == 0 or dims[0 if swap else 1] < block):
-            sides = 0
-        if not read and columns != swap:
-            sides = 0
-    if sides:
-        # one matrix and one vector of wide elements, each a run of the
-        # batch (the side not side by side overlapping: its elements apart
-        # as one matrix's, or vector's)
-        nd = cnp.PyArray_NDIM(mat)
-        wide = np.dtype((np.void, sides * cnp.PyArray_ITEMSIZE(vec)))
-        p.nb = plan_packed(&p.job, view(wide, <const char *>cnp.PyArray_DATA(mat), 2,
-                                        cnp.PyArray_DIMS(mat) + nd - 2,
-                                        cnp.PyArray_STRIDES(mat) + nd - 2),
-                           cnp.PyArray_STRIDES(mat) + nd - 2,
-                           view(wide, <const char *>cnp.PyArray_DATA(vec), 1,
-                                cnp.PyArray_DIMS(vec) + nd - 2,
-                                cnp.PyArray_STRIDES(vec) + nd - 2),
-                           a, b, columns, NULL)
-        p.job.method = SIDE_BY_SIDE
-        p.job.sides = sides
-        p.job.side_step = step
-        p.job.sides_read = read
-        p.job.offsets = NULL
-        p.job.stream = False
-    else:
+    if not (check == NULL and not mirror and cnp.PyArray_NDIM(mat) > 2
+            and plan_sides(p, mat, vec, packed, a, b, columns)):
         p.nb = plan_packed(&p.job, mat, cnp.PyArray_STRIDES(mat), vec, a, b, columns,
                            offsets)
     share(p)

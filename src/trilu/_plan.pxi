@@ -133,12 +133,6 @@ cdef struct Job:
     # packed lines read the other way, XOR `xor`.
     Packed packed
     bint columns
-    # SIDE_BY_SIDE: a PACK's matrices, or an UNPACK's vectors or matrices,
-    # lie side by side (one matrix and one vector of wide elements, width
-    # the whole run's), `sides` of them, the other side's side_step bytes
-    # apart; sides_read: the runs are src's (else an UNPACK's matrices)
-    Py_ssize_t sides, side_step
-    bint sides_read
     bint mirror
     Py_ssize_t ma, mb
     const char *xor            # copied elements XOR this (conj), or NULL
@@ -180,6 +174,12 @@ cdef struct Job:
     # matrix, the kept ones first in packed order, then the others
     const Py_ssize_t *offsets
     Fill keep                  # MASK: what the kept elements get
+    # SIDE_BY_SIDE: a PACK's matrices, or an UNPACK's vectors or matrices,
+    # lie side by side (one matrix and one vector of wide elements, width
+    # the whole run's), `sides` of them, the other side's side_step bytes
+    # apart; sides_read: the runs are src's (else an UNPACK's matrices)
+    Py_ssize_t sides, side_step
+    bint sides_read
 
 
 cdef inline Py_ssize_t clip(Py_ssize_t v, Py_ssize_t lo,
