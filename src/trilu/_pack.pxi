@@ -18,9 +18,9 @@ cdef enum:
     # of their elements' offsets (MATRICES): no run, span or call a row. The
     # table, 8 bytes an element, lives on the stack, within L1D.
     OFFSETS_MAX = 2048
-    # A SIDE_BY_SIDE group: this many elements' runs, the other side's spans
-    # of as many elements (of 4 bytes: 4 cache lines) written a register
-    # block's spans at a time.
+    # A SIDE_BY_SIDE group: this many elements' runs, revisited once a
+    # register block of the other side's spans (64 elements of 4 bytes: 4
+    # cache lines each), so they stay in L1D for runs up to 512 bytes.
     SIDE_RUNS = 64
 
 

@@ -80,7 +80,7 @@ cdef enum Method:              # how the crossed rows are written
     BAND_MASK       # contiguous short rows: dst = src & keep | fill-mask
     MATRICES        # tiny matrices whole: ANDed, or (pack) through offsets
     COLUMNS         # (unpack) lines, or a mirror, across rows, in cache: by row groups
-    SIDE_BY_SIDE    # (pack) a batch side by side, each element a run of `sides`
+    SIDE_BY_SIDE    # (pack, unpack) a batch side by side: each element a run
 
 cdef enum Packed:              # which side of the job is not matrices
     UNPACKED        # neither: matrices to matrices
