@@ -593,8 +593,8 @@ def test_unpack_side_by_side(dtype: str, rng) -> None:
     Fortran order. Shorter rows, mirror=, and matrices whose batch runs in
     another order go one matrix after another. C-ordered vectors (their
     elements contiguous or apart) into a Fortran-ordered stack (matrices
-    side by side) go across into its runs, where the walk's rows are the
-    packed lines (order "F")."""
+    side by side) go across into its runs, along the packed lines (the
+    stack's rows for order "C", its columns for "F")."""
     from trilu import _kernel  # noqa: PLC0415
 
     dtype_ = np.dtype(dtype)
@@ -643,15 +643,15 @@ def test_unpack_side_by_side(dtype: str, rng) -> None:
                     )
                     assert mirrored["method"] != "side_by_side"
             # C-ordered vectors into matrices side by side (a stack in
-            # Fortran order): their rows walked as the packed lines (order
-            # "F", the stack's columns), where its batch runs as theirs
+            # Fortran order), walked along the packed lines, where its
+            # batch runs as theirs
             lines = make(dtype_, (*batch, count(n, m, 1, True)), rng)
             strided = lines.repeat(2, -1)[..., ::2]  # (its elements apart)
             for v, order in itertools.product([lines, strided], ORDERS):
                 exp = unpack_oracle(v, n, m, 1, True, fills[1], order)
                 out = make(dtype_, shape[::-1], rng).T
                 plan = _kernel.explain_packed(out, v, True, 1, None, order == "F")
-                into = axes == 1 and order == "F"
+                into = axes == 1
                 assert (plan["method"] == "side_by_side") == into, plan
                 taken += into
                 got = trilu.unpack(v, n, m, 1, order=order, fill=fills[1], out=out)

@@ -562,21 +562,18 @@ cdef bint plan_sides(Plan *p, cnp.ndarray mat, cnp.ndarray vec, Packed packed,
         sides = packed_side_by_side(mat, 2, vec, &step)
     if sides == 0:
         return False
-    if packed == UNPACK:
+    if packed == UNPACK and read:
         # Vectors side by side into rows without a register block (elements
         # of another width, or rows shorter) go element by element either
-        # way, and the fill is a call each of the matrices' rows; into
-        # matrices side by side, the walk's rows must be the packed lines
-        # (a span's elements one after another).
+        # way, and the fill is a call each of the matrices' rows.
         swap = walks_columns(dims[0], dims[1], strides[0], strides[1], sides * w)
         block = block_columns(w)
-        if read and (block == 0 or dims[0 if swap else 1] < block):
-            return False
-        if not read and columns != swap:
+        if block == 0 or dims[0 if swap else 1] < block:
             return False
     # one matrix and one vector of wide elements, each a run of the batch
     # (the side not side by side overlapping: its elements apart as one
-    # matrix's, or vector's)
+    # matrix's, or vector's); into matrices side by side, walked along the
+    # packed lines (a span's elements one after another in each vector)
     wide = np.dtype((np.void, sides * w))
     p.nb = plan_packed(&p.job, view(wide, <const char *>cnp.PyArray_DATA(mat), 2,
                                     dims, strides),
@@ -584,7 +581,7 @@ cdef bint plan_sides(Plan *p, cnp.ndarray mat, cnp.ndarray vec, Packed packed,
                        view(wide, <const char *>cnp.PyArray_DATA(vec), 1,
                             cnp.PyArray_DIMS(vec) + nd - 2,
                             cnp.PyArray_STRIDES(vec) + nd - 2),
-                       a, b, columns, NULL)
+                       a, b, columns, NULL, not read)
     p.job.method = SIDE_BY_SIDE
     p.job.sides = sides
     p.job.side_step = step

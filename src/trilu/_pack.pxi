@@ -205,7 +205,7 @@ cdef void side_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef Py_ssize_t g, i, j, lo, hi, n = 0, cols = job.cols, a = job.a, b = job.b
     cdef Py_ssize_t w = job.width // job.sides, step = job.src_col
     cdef Py_ssize_t mrow = job.src_row, mcol = job.src_col, dcol = job.dst_col
-    cdef Py_ssize_t side = job.side_step
+    cdef Py_ssize_t side = job.side_step, group
     # a block of the other side's elements in registers where they are contiguous
     cdef Py_ssize_t block = transpose_columns(tag) if dcol == w else 0
     cdef bint rest = job.fill_rest
@@ -231,6 +231,10 @@ cdef void side_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
         return
     if not job.sides_read:     # into runs, from the row's packed line
         block = transpose_columns(tag) if step == w else 0
+        # runs apart (a stack's columns, as far apart as its whole rows, a
+        # power of two as often as not) fall in the same L1D set: a group
+        # as many as its ways
+        group = SIDE_RUNS if dcol == job.width else L1_WAYS
         for i in range(r0, r1):
             row_span(part, a, b, cols, i, &lo, &hi)
             if rest and dcol == job.width:     # the row's runs one run
@@ -243,7 +247,7 @@ cdef void side_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
             line = job.src + so + packed_line(job, i, step)
             j = lo
             while j < hi:
-                n = min(SIDE_RUNS, hi - j)
+                n = min(group, hi - j)
                 into_runs(tag, d + j * dcol, line + j * step, n, block, job)
                 j += n
             d += job.dst_row
@@ -420,12 +424,13 @@ cdef inline bint walks_columns(Py_ssize_t rows, Py_ssize_t cols,
 
 cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_strides,
                             cnp.ndarray vec, Py_ssize_t a, Py_ssize_t b, bint columns,
-                            Py_ssize_t *offsets) noexcept:
+                            Py_ssize_t *offsets, bint along=False) noexcept:
     """Fill the job for matrices of mat's shape (strides mat_strides) and the
     packed vectors vec, whose lines are the band's spans of mat's rows, or of
     its columns (the band clamped; the fill, job.packed and an UNPACK's
     mirror, its band and xor set): the walk's rows (the packed lines for
-    PACK, the axis closer to contiguous in mat for UNPACK), the method;
+    PACK, and with `along`, else the axis closer to contiguous in mat for
+    UNPACK), the method;
     small matrices of short rows whole through `offsets` (OFFSETS_MAX of
     them; NULL: a plan not to be run, its table not built). Return the
     number of matrices."""
@@ -442,7 +447,7 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
     if rows == 1:
         mrow = cols * mcol
     # (a, b) of x is (-b, -a) of x.T, whose rows are x's columns.
-    if (columns if pack else walks_columns(rows, cols, mrow, mcol, w)):
+    if (columns if pack or along else walks_columns(rows, cols, mrow, mcol, w)):
         rows, cols, mrow, mcol, a, b = cols, rows, mcol, mrow, -b, -a
         job.ma, job.mb = -job.mb, -job.ma
         columns = not columns
