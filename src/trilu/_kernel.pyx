@@ -258,25 +258,33 @@ cdef void run_plan(Plan *p) noexcept:
 # line of its own, shared with the batch's next matrices.
 
 
-cdef Py_ssize_t side_by_side(cnp.ndarray x, const cnp.npy_intp *strides,
-                             int tail=2) noexcept:
+cdef Py_ssize_t side_by_side(cnp.ndarray x, const cnp.npy_intp *strides, int tail,
+                             const cnp.npy_intp *other, Py_ssize_t *step) noexcept:
     """How many matrices (tail 2; vectors: tail 1) x's batch holds side by
     side, as its elements would lie with these strides (x's own, or its
     result's): the batch axes longer than 1 one contiguous run of nb
     elements, each next axis stepping over the run so far, and the matrix
-    axes (the vector's) over the whole run; 0 where not."""
+    axes (the vector's) over the whole run; 0 where not. Where `other` is
+    given (another array's batch strides), also 0 unless its batch runs in
+    the same order, each next one `step` bytes on."""
     cdef int d, nd = cnp.PyArray_NDIM(x)
-    cdef Py_ssize_t run = cnp.PyArray_ITEMSIZE(x), nb = 1
+    cdef Py_ssize_t run = cnp.PyArray_ITEMSIZE(x), nb = 1, at = 0
     cdef uint64_t used = 0, batch = 0, one = 1    # (a bit an axis: 64 at most)
     for d in range(nd - tail):
         if cnp.PyArray_DIMS(x)[d] > 1:
             batch |= one << d
-    while used != batch:
+    while used != batch:       # the batch axes, fastest first
         for d in range(nd - tail):
             if batch >> d & 1 and not used >> d & 1 and strides[d] == run:
                 break
         else:
             return 0
+        if other != NULL:
+            if at == 0:
+                step[0] = at = other[d]
+            elif other[d] != at:
+                return 0
+            at *= cnp.PyArray_DIMS(x)[d]
         used |= one << d
         run *= cnp.PyArray_DIMS(x)[d]
         nb *= cnp.PyArray_DIMS(x)[d]
@@ -288,28 +296,13 @@ cdef Py_ssize_t side_by_side(cnp.ndarray x, const cnp.npy_intp *strides,
 
 cdef Py_ssize_t packed_side_by_side(cnp.ndarray x, int tail, cnp.ndarray other,
                                     Py_ssize_t *step) noexcept:
-    """How many matrices (tail 2; vectors: tail 1) x's batch holds side by
-    side (side_by_side), where `other`'s batch (their vectors, or matrices)
-    runs in the same order, each next one `step` bytes on; 0 where not, or
-    where each holds one element or none (one run, or nothing to move)."""
-    cdef int d, nd = cnp.PyArray_NDIM(x)
-    cdef Py_ssize_t nb = side_by_side(x, cnp.PyArray_STRIDES(x), tail)
-    cdef Py_ssize_t run = cnp.PyArray_ITEMSIZE(x), at = 0
-    cdef const cnp.npy_intp *dims = cnp.PyArray_DIMS(x)
-    cdef const cnp.npy_intp *vs = cnp.PyArray_STRIDES(other)
-    if nb == 0 or cnp.PyArray_SIZE(x) <= nb:
-        return 0
-    while run < nb * cnp.PyArray_ITEMSIZE(x):  # x's batch axes, fastest first
-        for d in range(nd - tail):
-            if dims[d] > 1 and cnp.PyArray_STRIDES(x)[d] == run:
-                break
-        if at == 0:
-            step[0] = at = vs[d]
-        elif vs[d] != at:
-            return 0
-        at *= dims[d]
-        run *= dims[d]
-    return nb
+    """side_by_side of x (tail 2: matrices; 1: vectors) whose batch `other`'s
+    (their vectors, or matrices) runs as, each next one `step` bytes on;
+    0 where each holds one element or none too (one run, or nothing to
+    move)."""
+    cdef Py_ssize_t nb = side_by_side(x, cnp.PyArray_STRIDES(x), tail,
+                                      cnp.PyArray_STRIDES(other), step)
+    return 0 if cnp.PyArray_SIZE(x) <= nb else nb
 
 
 cdef Py_ssize_t folds(cnp.ndarray src, cnp.ndarray dst, Order order, object fill,
@@ -325,7 +318,7 @@ cdef Py_ssize_t folds(cnp.ndarray src, cnp.ndarray dst, Order order, object fill
             fill is None or type(fill) is bytes
             and PyBytes_GET_SIZE(fill) == cnp.PyArray_ITEMSIZE(src)):
         return 0
-    nb = side_by_side(src, cnp.PyArray_STRIDES(src))
+    nb = side_by_side(src, cnp.PyArray_STRIDES(src), 2, NULL, NULL)
     if nb == 0:
         return 0
     if dst is None:
@@ -336,7 +329,7 @@ cdef Py_ssize_t folds(cnp.ndarray src, cnp.ndarray dst, Order order, object fill
         if (cnp.PyArray_DIMS(src)[d] > 1
                 and strides[d] != cnp.PyArray_STRIDES(src)[d]):
             return 0
-    return nb if side_by_side(src, strides) == nb else 0
+    return nb if side_by_side(src, strides, 2, NULL, NULL) == nb else 0
 
 
 cdef cnp.ndarray folded(cnp.ndarray x, cnp.npy_intp *strides, object wide):
@@ -619,7 +612,7 @@ cdef bint plan_packed_job(Plan *p, cnp.ndarray mat, cnp.ndarray vec, Packed pack
     if not (check == NULL and not mirror and cnp.PyArray_NDIM(mat) > 2
             and plan_sides(p, mat, vec, packed, a, b, columns)):
         p.nb = plan_packed(&p.job, mat, cnp.PyArray_STRIDES(mat), vec, a, b, columns,
-                           offsets)
+                           offsets, False)
     share(p)
     return True
 

@@ -213,9 +213,10 @@ cdef void side_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef const char *runs[SIDE_RUNS]
     cdef const char *m = job.src + so + r0 * mrow
     cdef const char *line
-    cdef char *p = job.dst + do + kept_in(a, b, r0, cols) * dcol
+    cdef char *p
     cdef char *d = job.dst + do + r0 * job.dst_row
     if job.packed == PACK:
+        p = job.dst + do + kept_in(a, b, r0, cols) * dcol
         for i in range(r0, r1):
             row_span(part, a, b, cols, i, &lo, &hi)
             for j in range(lo, hi):
@@ -424,7 +425,7 @@ cdef inline bint walks_columns(Py_ssize_t rows, Py_ssize_t cols,
 
 cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_strides,
                             cnp.ndarray vec, Py_ssize_t a, Py_ssize_t b, bint columns,
-                            Py_ssize_t *offsets, bint along=False) noexcept:
+                            Py_ssize_t *offsets, bint along) noexcept:
     """Fill the job for matrices of mat's shape (strides mat_strides) and the
     packed vectors vec, whose lines are the band's spans of mat's rows, or of
     its columns (the band clamped; the fill, job.packed and an UNPACK's
