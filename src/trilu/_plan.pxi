@@ -19,6 +19,7 @@ cdef enum:
     # (cores with 48 KiB in 12 ways hold more)
     L1_SETS = 64
     L1_WAYS = 8
+    L1D_BYTES = L1_SETS * L1_WAYS * 64
     # A row shorter than this costs more in calls (a memset and a memcpy of
     # fixed cost each) than in bytes: its crossed rows are ANDed with a
     # keep-mask in one pass instead. The mask, kept between calls and reread
@@ -29,8 +30,12 @@ cdef enum:
     # Rows written in one loop of 64-byte stores (AVX-512: no call, no mask
     # read) cost less than the AND from three vectors a row on: below, the
     # loop's per-row cost (the edges' masks, its branches) outweighs the
-    # keep-mask's extra load a store.
+    # keep-mask's extra load a store. From two vectors a row, they cost less
+    # than a mask that L1D cannot hold beside the source and result of the
+    # matrix it masks: reread for every matrix, it comes from L2 (two loads
+    # from L2 a store, against the copy's one).
     VECTOR_ROW_BYTES = 192
+    VECTOR_ROW_MIN_BYTES = 128
     # AVX2's rows of triu and tril, each ANDed with a window of a ramp (no
     # mask read beyond it), cost less than the keep-mask AND from eight
     # vectors a row on: below, the row's fixed cost (its window, the loop's
@@ -362,9 +367,21 @@ cdef inline bint grouped_rows(const Job *job) noexcept nogil:
 
 
 cdef inline Py_ssize_t vector_row_bytes() noexcept nogil:
-    """The shortest crossed rows the level's row loop writes where a
-    keep-mask could (shorter ones are ANDed with it)."""
+    """The shortest crossed rows the level's row loop writes wherever a
+    keep-mask could (masked_rows)."""
     return EDGE_ROW_BYTES if _vectors == AVX2 else VECTOR_ROW_BYTES
+
+
+cdef inline bint masked_rows(Py_ssize_t row, bint one_edge, Py_ssize_t keep,
+                             Py_ssize_t matrix_bytes) noexcept nogil:
+    """Whether crossed rows of `row` bytes (of one edge each or not), which
+    the row loop could write, are ANDed with their keep-mask (`keep` bytes,
+    the fill-mask's too) of matrices of matrix_bytes instead: under
+    vector_row_bytes, where the rows are short for the loop, have two edges
+    (two masked stores), or the mask stays in L1D beside the matrix."""
+    return row < vector_row_bytes() and (
+        row < VECTOR_ROW_MIN_BYTES or not one_edge
+        or keep + 2 * matrix_bytes <= L1D_BYTES)
 
 
 cdef inline bint row_loop(Py_ssize_t row, bint one_edge,
@@ -387,7 +404,8 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
     clamped, the fill set): the walk, the runs, the method; return the number
     of matrices."""
     cdef int d, nd = cnp.PyArray_NDIM(src)
-    cdef Py_ssize_t nb = 1, row, lines
+    cdef Py_ssize_t nb = 1, row, lines, keep
+    cdef bint one_edge
     cdef bint masked = job.fill.byte != 0     # a fill-mask beside the keep-mask
     job.src = <const char *>cnp.PyArray_DATA(src)
     job.dst = NULL             # (set once dst exists)
@@ -450,17 +468,18 @@ cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,
         # crossed rows, each one loop of a 16-byte fill seed (_simd.h), in
         # cache: a source beyond the L2 keeps memcpy's and the prefetch's ways
         # with memory, a result streamed its streaming stores
-        job.vector = (row_loop(row, job.b >= job.cols - 1 or job.a <= 1 - job.rows,
-                               job.band_only)
+        one_edge = job.b >= job.cols - 1 or job.a <= 1 - job.rows
+        job.vector = (row_loop(row, one_edge, job.band_only)
                       and job.copy_kept and job.fill_rest
                       and not job.prefetch and not job.stream
                       and (job.fill.byte >= 0 or 16 % job.width == 0))
-        if (crossed_rows(job) and job.src_row == row and job.dst_row == row
+        keep = crossed_rows(job) * row * (1 + masked)     # its masks' bytes
+        if (keep and job.src_row == row and job.dst_row == row
                 and row < MASK_ROW_BYTES and not job.band_only):
             if nb >= 2 and job.matrix_bytes <= TINY_MATRIX_BYTES:
                 job.method = MATRICES
-            elif ((not job.vector or row < vector_row_bytes())
-                  and crossed_rows(job) * row * (1 + masked) <= MASK_MAX_BYTES):
+            elif ((not job.vector or masked_rows(row, one_edge, keep, job.matrix_bytes))
+                  and keep <= MASK_MAX_BYTES):
                 job.method = BAND_MASK
 
     job.flat = False

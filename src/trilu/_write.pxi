@@ -104,8 +104,14 @@ def _row_loop(Py_ssize_t row, bint one_edge):
 
 def _vector_row_bytes():
     """The shortest crossed rows the row loop in use writes where a keep-mask
-    could (shorter ones are ANDed with it)."""
-    return vector_row_bytes()
+    could: whatever the mask's size, and where it outgrows L1D beside the
+    matrix it masks (_l1d_bytes; plan's masked_rows)."""
+    return vector_row_bytes(), min(VECTOR_ROW_MIN_BYTES, vector_row_bytes())
+
+
+def _l1d_bytes():
+    """The L1D size the plans assume."""
+    return L1D_BYTES
 
 
 ctypedef struct u128:          # complex128, long double, 16-byte strings

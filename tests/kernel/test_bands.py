@@ -169,7 +169,7 @@ def test_batch_methods(shape: tuple[int, ...], method: str) -> None:
     plan = _kernel.explain(x, 0, True)
     row = shape[-1] * x.itemsize
     if (method == "band_mask" and _kernel._row_loop(row, True)
-            and row >= _kernel._vector_row_bytes()
+            and row >= _kernel._vector_row_bytes()[0]
             and not plan["prefetch"]):  # fmt: skip
         method = "rows"  # in cache, each crossed row one loop (triu's: one edge)
     assert plan["method"] == method

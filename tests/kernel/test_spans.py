@@ -308,7 +308,7 @@ def test_vector_loops_with_a_fill(level: str) -> None:
                     check(x, -1, 2, fill)
         rows = 0
         for dtype in FILLS:
-            cols = -(-_kernel._vector_row_bytes() // np.dtype(dtype).itemsize) + 3
+            cols = -(-_kernel._vector_row_bytes()[0] // np.dtype(dtype).itemsize) + 3
             x = data(dtype, (4, 9, cols))
             for v in (x, x[::2], x[:, ::2]):
                 for lo, hi in bounds(9, cols):
@@ -361,7 +361,7 @@ def _mask_jobs() -> list[tuple[np.ndarray, int | None, int | None, bytes | None]
     """Jobs with masks (band_mask, matrices) that differ from the first in
     one thing each of what the masks depend on."""
     x = data("int8", (64, 64))
-    f4 = data("float32", (64, 40))  # (rows short of the AVX-512 row loop's)
+    f4 = data("float32", (64, 30))  # (rows short of the AVX-512 row loop's)
     batch = data("int16", (300, 5, 6))
     return [
         (x, 1, None, None),
@@ -409,18 +409,33 @@ def test_kept_masks_are_the_jobs_own() -> None:
 def test_in_cache_matrices_take_the_in_cache_walks() -> None:
     """The plans of matrices in cache: rows under 512 bytes whose mask fits
     the kept slot are ANDed with it, but for rows the level's row loop
-    writes in one loop each (_vector_row_bytes or more: AVX-512's, or
-    AVX2's triu and tril rows up to its ramp's length); longer rows are
-    copied without fetching rows ahead, which only a source beyond the L2
-    does."""
+    writes in one loop each (AVX-512's, or AVX2's triu and tril rows up to
+    its ramp's length): from the first of _vector_row_bytes, or from its
+    second where the mask and the matrix's source and result outgrow L1D;
+    longer rows are copied without fetching rows ahead, which only a source
+    beyond the L2 does."""
+    always, outgrown = _kernel._vector_row_bytes()
     for dtype, n in [("int8", 64), ("int8", 256), ("float32", 64), ("float64", 22),
-                     ("int16", 127), ("int16", 95), ("float64", 45)]:  # fmt: skip
+                     ("int16", 127), ("int16", 95), ("float64", 45), ("int8", 128),
+                     ("float32", 40), ("int8", 96)]:  # fmt: skip
         row = n * np.dtype(dtype).itemsize
         for k, upper in [(0, True), (-1, False), (5, True)]:
             plan = _kernel.explain(data(dtype, (n, n)), k, upper)
-            looped = _kernel._row_loop(row, True) and row >= _kernel._vector_row_bytes()
+            e = plan["edges"]
+            mask = ((e[1] - e[0]) + (e[3] - e[2])) * row
+            in_l1 = mask + 2 * n * row <= _kernel._l1d_bytes()
+            looped = _kernel._row_loop(row, True) and (
+                row >= always or (row >= outgrown and not in_l1)
+            )
             want = ("rows", True) if looped else ("band_mask", False)
             assert (plan["method"], plan["vector"]) == want, (dtype, n, k, plan)
+            check(
+                data(dtype, (3, n, n)), k if upper else None, None if upper else k, None
+            )
+    # a band's crossed rows, two edges each, keep their mask, in L1D or not
+    x = data("int8", (4, 160, 160))
+    assert _kernel.explain_band(x, -3, 3, None, None)["method"] == "band_mask"
+    check(x, -3, 3, None)
     for dtype, n in [("float32", 128), ("int8", 362), ("float64", 256),
                      ("complex128", 32), ("float32", 362)]:  # fmt: skip
         plan = _kernel.explain(data(dtype, (n, n)), 0, True)
