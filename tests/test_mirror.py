@@ -10,6 +10,7 @@ place (``out=m``) and overlapping, on 1 and 4 threads through the tiled path
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import partial
 from typing import Any
 
@@ -366,6 +367,48 @@ def test_bad_arguments(fn: Any, exc: type, match: str) -> None:
     with pytest.raises(exc, match=match):
         fn(x)
     assert snapshot(x) == before
+
+
+# --- small matrices: one pass through the table of offsets -------------------------------
+
+
+@pytest.mark.usefixtures("threads")
+@pytest.mark.parametrize("dtype", ["int8", "float32", "complex128", "V3", "U3"])
+def test_small_matrices_in_one_pass(dtype: str, rng) -> None:
+    """Small matrices of short rows go whole in one pass, through the table
+    of offsets, larger ones as two bands (counted by _two_band_mirrors), a
+    batch of tiny ones across threads: both the oracle's for every layout
+    of the input, into out= in C and F order and in place, conj too."""
+    dtype_ = np.dtype(dtype)
+    bands: Counter[bool] = Counter()
+
+    def check(case: tuple[str, tuple[int, ...]]) -> None:
+        name, shape = case
+        x = square(name, dtype_, shape, rng)
+        before = snapshot(x)
+        for upper, conj in _sides(dtype_):
+            exp = mirror_oracle(x, upper, conj)
+            y = x.copy(order="K")  # (its byte order as x's)
+            for out in (
+                np.empty(x.shape, exp.dtype),
+                np.empty(x.shape, exp.dtype, "F"),
+                y,
+            ):
+                count = _kernel._two_band_mirrors()
+                assert trilu.mirror(x if out is not y else y, upper=upper, conj=conj,
+                                    out=out) is out  # fmt: skip
+                assert_same(out, exp.astype(out.dtype))
+                went = _kernel._two_band_mirrors() - count
+                if shape[-1] != 31:  # (31 x 31: one pass where rows are short)
+                    assert went == (shape[-1] == 40)
+                bands[went == 1] += 1
+        assert snapshot(x) == before, "the input was modified"
+
+    shapes = [(3, 2, 2), (7, 7), (2, 3, 5, 5), (2, 31, 31), (2, 40, 40), (20000, 3, 3)]
+    every([(n, s) for s in shapes for n in LAYOUTS if layout_ok(n, dtype_, len(s))],
+          check)  # fmt: skip
+    assert bands[False]
+    assert bands[True]
 
 
 # --- large: the tiled path, threads ---------------------------------------------------------

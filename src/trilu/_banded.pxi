@@ -167,7 +167,7 @@ cdef cnp.ndarray mask_of(Py_ssize_t rows, Py_ssize_t cols, object lo, object hi,
     job.method = ROWS
     job.across = False
     job.mask = job.fill_mask = NULL
-    job.offsets = NULL
+    job.offsets = job.sources = NULL
     job.flat = job.bulk_src = job.bulk_dst = job.prefetch = job.vector = False
     job.block = 1
     runs_of(rows, cols, a, b, job.edge)

@@ -472,11 +472,54 @@ cdef cnp.ndarray mirror_of(cnp.ndarray src, cnp.ndarray dst, bint upper,
         o = resolve(src, order)
         result_strides(src, o, cnp.PyArray_ITEMSIZE(src), strides)
         dst = new_result(src, allocation(src, strides, o, 0, n, False), o, strides)
+    if mirror_matrices(src, dst, upper, xor):
+        return dst
+    trilu_fetch_add(&_mirror_bands, 1)
     band_of(src, dst, 0 if upper else -n, n if upper else 0, None, TRIU_ORDER,
             False)
     band_of(cnp.PyArray_SwapAxes(src, nd - 1, nd - 2), dst, -n if upper else 1,
             -1 if upper else n, None, TRIU_ORDER, False, xor)
     return dst
+
+
+cdef Py_ssize_t _mirror_bands = 0     # mirror_of's calls as two bands
+
+
+def _two_band_mirrors():
+    """How many mirror calls went as two bands, not in one pass."""
+    return _mirror_bands
+
+
+cdef bint mirror_matrices(cnp.ndarray src, cnp.ndarray dst, bint upper,
+                          const char *xor) except -1:
+    """mirror_of in one pass where its matrices go whole through a table of
+    offsets (small ones of short rows: MATRICES), as an UNPACK with mirror
+    whose kept elements are read from src's matrices (job.sources), not
+    from packed vectors; in place (dst is src) the mirrored ones only.
+    False where they do not (two bands then: the kept one, the transposed)."""
+    cdef Plan p
+    cdef char pattern[PATTERN_BYTES]
+    cdef Py_ssize_t offsets[OFFSETS_MAX]
+    cdef int nd = cnp.PyArray_NDIM(src)
+    cdef Py_ssize_t n = cnp.PyArray_DIMS(src)[nd - 1]
+    cdef Py_ssize_t srow = cnp.PyArray_STRIDES(src)[nd - 2]
+    cdef Py_ssize_t scol = cnp.PyArray_STRIDES(src)[nd - 1]
+    cdef Py_ssize_t a = 0 if upper else -n, b = n if upper else 0
+    if not whole_matrices(n, n, cnp.PyArray_ITEMSIZE(src), a, b, True):
+        return False
+    if not plan_packed_job(&p, dst, src, UNPACK, a, b, None, False, True, True, xor,
+                           NULL, NULL, pattern, offsets):
+        return False
+    if p.job.method != MATRICES:
+        return False
+    if p.job.columns:          # (the plan walks dst's columns as its rows)
+        srow, scol = scol, srow
+    p.job.sources = offsets + n * n + mirrored_in(&p.job)
+    kept_offsets(&p.job, <Py_ssize_t *>p.job.sources, srow, scol)
+    p.job.copy_kept = not same_memory(src, dst)
+    p.job.dst = <char *>cnp.PyArray_DATA(dst)
+    run_plan(&p)
+    return True
 
 
 cdef void mirror_band(Py_ssize_t a, Py_ssize_t b, Py_ssize_t n, Py_ssize_t *ma,

@@ -14,9 +14,10 @@
 
 cdef enum:
     # Matrices of short rows (under SPAN_CALL_BYTES, copied element by element
-    # anyway) and of at most this many elements are walked through a table
-    # of their elements' offsets (MATRICES): no run, span or call a row. The
-    # table, 8 bytes an element, lives on the stack, within L1D.
+    # anyway) and of at most this many elements (a mirror's kept ones
+    # counted thrice) are walked through a table of their elements' offsets
+    # (MATRICES): no run, span or call a row. The table, 8 bytes an element,
+    # lives on the stack, within L1D.
     OFFSETS_MAX = 2048
     # A SIDE_BY_SIDE group: this many elements' runs, revisited once a
     # register block of the other side's spans (64 elements of 4 bytes: 4
@@ -320,14 +321,16 @@ cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
         m += mrow
 
 
-cdef void build_offsets(const Job *job, Py_ssize_t *off) noexcept nogil:
-    """job.offsets: each element's byte offset in its matrix (the matrix
-    side's strides), the kept ones first, line after line as packed, then
-    the others."""
-    cdef Py_ssize_t i, j, line, p, lo, hi, n = 0
-    cdef bint pack = job.packed == PACK
-    cdef Py_ssize_t mrow = job.src_row if pack else job.dst_row
-    cdef Py_ssize_t mcol = job.src_col if pack else job.dst_col
+cdef inline Py_ssize_t mirrored_in(const Job *job) noexcept nogil:
+    """The elements of a matrix in a mirror's band (none without one)."""
+    return kept_in(job.ma, job.mb, job.rows, job.cols) if job.mirror else 0
+
+
+cdef Py_ssize_t kept_offsets(const Job *job, Py_ssize_t *off, Py_ssize_t mrow,
+                             Py_ssize_t mcol) noexcept nogil:
+    """The kept elements' byte offsets in matrices of strides (mrow, mcol),
+    line after line as packed, into off; return their number."""
+    cdef Py_ssize_t line, p, lo, hi, n = 0
     # the lines: rows of the band (a, b), or columns, the rows of (-b, -a)
     cdef Py_ssize_t lines = job.cols if job.columns else job.rows
     cdef Py_ssize_t length = job.rows if job.columns else job.cols
@@ -339,10 +342,55 @@ cdef void build_offsets(const Job *job, Py_ssize_t *off) noexcept nogil:
             off[n] = (p * mrow + line * mcol if job.columns
                       else line * mrow + p * mcol)
             n += 1
+    return n
+
+
+cdef void mirror_offsets(const Job *job, Py_ssize_t *off, Py_ssize_t m,
+                         Py_ssize_t mrow, Py_ssize_t mcol) noexcept nogil:
+    """A mirror's m transposes in its band: their byte offsets into off (in
+    kept_offsets' order of the kept elements they copy), and after them
+    those elements' places in that order."""
+    cdef Py_ssize_t i, j, line, p, lo, hi, t = 0, u = 0
+    cdef Py_ssize_t lines = job.cols if job.columns else job.rows
+    cdef Py_ssize_t length = job.rows if job.columns else job.cols
+    cdef Py_ssize_t la = -job.b if job.columns else job.a
+    cdef Py_ssize_t lb = -job.a if job.columns else job.b
+    for line in range(lines):
+        row_span(CROSSED, la, lb, length, line, &lo, &hi)
+        for p in range(lo, hi):
+            i, j = (p, line) if job.columns else (line, p)
+            if job.ma <= i - j <= job.mb:
+                off[u] = j * mrow + i * mcol     # (square matrices)
+                off[m + u] = t
+                u += 1
+            t += 1
+
+
+cdef void build_offsets(const Job *job, Py_ssize_t *off) noexcept nogil:
+    """job.offsets: each element's byte offset in its matrix (the matrix
+    side's strides), the kept ones first, line after line as packed; with
+    `mirror`, then the transposes that fall in its band, and after those
+    their kept elements' places (mirrored_in of each); then the others."""
+    cdef Py_ssize_t i, j, u, lo, hi, mlo, mhi, m = mirrored_in(job)
+    cdef bint pack = job.packed == PACK
+    cdef Py_ssize_t mrow = job.src_row if pack else job.dst_row
+    cdef Py_ssize_t mcol = job.src_col if pack else job.dst_col
+    cdef Py_ssize_t kept = kept_offsets(job, off, mrow, mcol), n = kept
+    if not job.mirror:
+        for i in range(job.rows):
+            row_span(CROSSED, job.a, job.b, job.cols, i, &lo, &hi)
+            for j in range(job.cols):
+                if j < lo or j >= hi:
+                    off[n] = i * mrow + j * mcol
+                    n += 1
+        return
+    mirror_offsets(job, off + kept, m, mrow, mcol)
+    n += 2 * m
     for i in range(job.rows):
         row_span(CROSSED, job.a, job.b, job.cols, i, &lo, &hi)
+        row_span(CROSSED, job.ma, job.mb, job.cols, i, &mlo, &mhi)
         for j in range(job.cols):
-            if j < lo or j >= hi:
+            if (j < lo or j >= hi) and (j < mlo or j >= mhi):
                 off[n] = i * mrow + j * mcol
                 n += 1
 
@@ -377,6 +425,57 @@ cdef inline void offset_matrix(elem_t *tag, const char *s, char *d,
                 memcpy(d + off[t], &f, sizeof(elem_t))
 
 
+cdef inline void mirrored_matrix(elem_t *tag, const char *s, char *d,
+                                 const Py_ssize_t *off, Py_ssize_t kept,
+                                 Py_ssize_t mirrored, Py_ssize_t filled,
+                                 const Py_ssize_t *sources, Py_ssize_t pcol,
+                                 Py_ssize_t w, bint copy_kept, Fill fill,
+                                 const char *xor) noexcept nogil:
+    """One matrix of an UNPACK with mirror through the offsets, from its
+    packed vector or, where `sources` (else NULL) gives their offsets, from
+    a matrix's kept elements: the kept ones (with copy_kept), the `mirrored`
+    transposes after them (XOR `xor` where given), then the fill at the
+    `filled` offsets after those."""
+    cdef Py_ssize_t t, at
+    if copy_kept:
+        if sources != NULL:
+            for t in range(kept):
+                copy_elem(tag, d + off[t], s + sources[t], w)
+        else:
+            for t in range(kept):
+                copy_elem(tag, d + off[t], s + t * pcol, w)
+    for t in range(kept, kept + mirrored):
+        at = off[mirrored + t]
+        edge_elem(tag, d + off[t], s + (sources[at] if sources != NULL else at * pcol),
+                  w, xor)
+    for t in range(kept + 2 * mirrored, kept + 2 * mirrored + filled):
+        fill_elem(d + off[t], w, fill)
+
+
+cdef void mirrored_matrices(elem_t *tag, const Job *job, Py_ssize_t start,
+                            Py_ssize_t stop) noexcept nogil:
+    """Matrices [start, stop) of an UNPACK with mirror through job.offsets
+    (mirrored_matrix), from packed vectors or job.sources' matrices."""
+    cdef Py_ssize_t idx[MAX_BATCH_DIMS]
+    cdef Py_ssize_t so, do, n
+    cdef Py_ssize_t kept = kept_in(job.a, job.b, job.rows, job.cols)
+    cdef Py_ssize_t mirrored = mirrored_in(job)
+    cdef Py_ssize_t filled = (job.rows * job.cols - kept - mirrored
+                              if job.fill_rest else 0)
+    # (in locals: the writes may alias *job)
+    cdef const Py_ssize_t *off = job.offsets
+    cdef const Py_ssize_t *sources = job.sources
+    cdef const char *xor = job.xor
+    cdef Py_ssize_t pcol = job.src_col, w = job.width
+    cdef bint copy_kept = job.copy_kept
+    cdef Fill fill = job.fill
+    batch_seek(job, start, idx, &so, &do)
+    for n in range(start, stop):
+        mirrored_matrix(tag, job.src + so, job.dst + do, off, kept, mirrored, filled,
+                        sources, pcol, w, copy_kept, fill, xor)
+        batch_next(job, idx, &so, &do)
+
+
 cdef void offset_matrices(elem_t *tag, const Job *job, Py_ssize_t start,
                           Py_ssize_t stop) noexcept nogil:
     """Matrices [start, stop) to (PACK) or from (UNPACK) their packed vectors
@@ -408,6 +507,17 @@ cdef void offset_matrices(elem_t *tag, const Job *job, Py_ssize_t start,
             do += d_step
         else:
             batch_next(job, idx, &so, &do)
+
+
+cdef inline bint whole_matrices(Py_ssize_t rows, Py_ssize_t cols, Py_ssize_t w,
+                                Py_ssize_t a, Py_ssize_t b, bint mirror) noexcept nogil:
+    """Whether matrices of rows x cols elements of w bytes, band (a, b), go
+    whole through the table of offsets (MATRICES): rows short, the table
+    within OFFSETS_MAX (a mirror's holds its transposes' places and a matrix
+    source's kept elements too, as many as kept ones each at most)."""
+    return (cols * w < SPAN_CALL_BYTES
+            and rows * cols + (2 * kept_in(a, b, rows, cols) if mirror else 0)
+            <= OFFSETS_MAX)
 
 
 cdef inline bint walks_columns(Py_ssize_t rows, Py_ssize_t cols,
@@ -459,7 +569,7 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
     job.b = b
     job.columns = columns
     job.mask = job.fill_mask = NULL
-    job.offsets = NULL
+    job.offsets = job.sources = NULL
     job.flat = False
     job.block = 1
     job.matrix_bytes = rows * cols * w
@@ -486,13 +596,13 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
     job.across = False
     if job.check != NULL or (job.mirror and job.matrix_bytes >= TILE_MIN_BYTES):
         job.method = TILED     # the transpose read across, in every row
-    elif job.mirror:
-        job.method = COLUMNS   # in cache: the transpose by groups of rows
-    elif cols * w < SPAN_CALL_BYTES and rows * cols <= OFFSETS_MAX:
+    elif whole_matrices(rows, cols, w, a, b, job.mirror):
         job.method = MATRICES
         if offsets != NULL:
             build_offsets(job, offsets)
         job.offsets = offsets
+    elif job.mirror:
+        job.method = COLUMNS   # in cache: the transpose by groups of rows
     elif columns and job.matrix_bytes < TILE_MIN_BYTES:
         job.method = COLUMNS   # (UNPACK's) the lines read across, in cache
     elif columns or (rows > 1 and magnitude(mrow) < magnitude(mcol)

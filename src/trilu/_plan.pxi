@@ -177,7 +177,10 @@ cdef struct Job:
     bint flat                  # MATRICES: the whole batch is one contiguous run
     # MATRICES of a PACK or UNPACK job: each element's byte offset in its
     # matrix, the kept ones first in packed order, then the others
+    # (build_offsets); sources: an UNPACK's kept elements' offsets in the
+    # matrices it reads instead of packed vectors (a mirror's), or NULL
     const Py_ssize_t *offsets
+    const Py_ssize_t *sources
     Fill keep                  # MASK: what the kept elements get
     # SIDE_BY_SIDE: a PACK's matrices, or an UNPACK's vectors or matrices,
     # lie side by side (one matrix and one vector of wide elements, width

@@ -55,6 +55,8 @@ cdef inline void write_as(elem_t *tag, Writer writer, const Span *s) noexcept no
         tiled_rows(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
     elif writer == PACKED_SPAN:
         packed_span(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
+    elif s.job.mirror:
+        mirrored_matrices(tag, s.job, s.r0, s.r1)
     else:
         offset_matrices(tag, s.job, s.r0, s.r1)
 
