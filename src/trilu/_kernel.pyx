@@ -19,7 +19,9 @@ fresh result's layout and allocation, out='s overlap) and, last, after the
 entry points here, ``_banded.pxi`` (masks from nothing, and LAPACK's band
 storage as bands of sheared views) and ``_indices.pxi`` (numpy's index
 family, tri a mask). mirror is two bands: the kept triangle from src, the
-other from its transpose.
+other from its transpose; small matrices go whole in one pass instead, as
+an unpack with mirror that reads src's kept elements through the table of
+offsets.
 Arrays reach C through numpy's C API rather than typed memoryviews: acquiring
 two fused 3-D memoryviews costs more than ``np.empty_like`` itself, and a
 small call's whole budget is a few times that.

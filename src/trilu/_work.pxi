@@ -36,12 +36,13 @@ cdef enum Writer:              # the writers that move elements of a given width
     TILED_ROWS
     PACKED_SPAN     # _pack.pxi
     OFFSET_MATRICES
+    MIRRORED_MATRICES
 
 
 cdef struct Span:              # what one writer's call covers
     const Job *job
     Py_ssize_t so, do          # the matrix's offsets in src and dst
-    Py_ssize_t r0, r1          # its rows (OFFSET_MATRICES: the batch's matrices)
+    Py_ssize_t r0, r1          # its rows (the _MATRICES writers: the batch's matrices)
     Part part
 
 
@@ -55,10 +56,10 @@ cdef inline void write_as(elem_t *tag, Writer writer, const Span *s) noexcept no
         tiled_rows(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
     elif writer == PACKED_SPAN:
         packed_span(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
-    elif s.job.mirror:
-        mirrored_matrices(tag, s.job, s.r0, s.r1)
-    else:
+    elif writer == OFFSET_MATRICES:
         offset_matrices(tag, s.job, s.r0, s.r1)
+    else:
+        mirrored_matrices(tag, s.job, s.r0, s.r1)
 
 
 cdef void write(Writer writer, const Job *job, Py_ssize_t so, Py_ssize_t do,
@@ -223,7 +224,8 @@ cdef void matrices_chunk(const Chunk *c) noexcept nogil:
 
 cdef void run_chunk(const Chunk *c) noexcept nogil:
     if c.job.method == MATRICES and c.job.packed != UNPACKED:
-        write(OFFSET_MATRICES, c.job, 0, 0, c.start, c.stop, KEPT)
+        write(MIRRORED_MATRICES if c.job.mirror else OFFSET_MATRICES, c.job, 0, 0,
+              c.start, c.stop, KEPT)
     elif c.job.method == MATRICES:
         matrices_chunk(c)
     else:
