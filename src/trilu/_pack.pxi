@@ -371,7 +371,7 @@ cdef void build_offsets(const Job *job, Py_ssize_t *off) noexcept nogil:
     side's strides), the kept ones first, line after line as packed; with
     `mirror`, then the transposes that fall in its band, and after those
     their kept elements' places (mirrored_in of each); then the others."""
-    cdef Py_ssize_t i, j, u, lo, hi, mlo, mhi, m = mirrored_in(job)
+    cdef Py_ssize_t i, j, lo, hi, mlo, mhi, m = mirrored_in(job)
     cdef bint pack = job.packed == PACK
     cdef Py_ssize_t mrow = job.src_row if pack else job.dst_row
     cdef Py_ssize_t mcol = job.src_col if pack else job.dst_col
