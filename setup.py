@@ -64,28 +64,19 @@ kernel = Extension(
 # The assembler pads jumps away from those boundaries: GCC takes -Wa,...,
 # Clang the flag itself.
 JCC_FLAGS = ["-Wa,-mbranches-within-32B-boundaries", "-mbranches-within-32B-boundaries"]
-# A loop that crosses a 64-byte line of code is fed from two lines of the µop
-# cache each turn (AMD's Zen 4 at least): the offset table's one-element
-# gather and scatter loops (about 20 bytes) ran 1.6x slower wherever an
-# unrelated change put them across one. Loops start on a 32-byte boundary (GCC's
-# default is 16, or 8 where that needs more than 10 bytes of padding), so
-# one of up to 32 bytes never crosses.
-ALIGN_FLAGS = ["-falign-loops=32"]
 
 
 class BuildExt(build_ext):
-    """build_ext, plus the first JCC padding flag and the loop alignment the
-    compiler accepts (x86-64)."""
+    """build_ext, plus the first JCC padding flag the compiler accepts (x86-64)."""
 
     def build_extensions(self) -> None:
         if self.compiler.compiler_type == "unix" and platform.machine().lower() in (
             "x86_64",
             "amd64",
         ):
-            flags = [next((f for f in JCC_FLAGS if self._accepts(f)), None)]
-            flags += [f for f in ALIGN_FLAGS if self._accepts(f)]
-            for ext in self.extensions:
-                ext.extra_compile_args += [f for f in flags if f is not None]
+            flag = next((f for f in JCC_FLAGS if self._accepts(f)), None)
+            for ext in self.extensions if flag else []:
+                ext.extra_compile_args.append(flag)
         super().build_extensions()
 
     def _accepts(self, flag: str) -> bool:

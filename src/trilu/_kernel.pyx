@@ -624,7 +624,6 @@ cdef bint plan_sides(Plan *p, cnp.ndarray mat, cnp.ndarray vec, Packed packed,
     p.job.sides = sides
     p.job.side_step = step
     p.job.sides_read = read
-    p.job.offsets = NULL
     p.job.stream = False
     return True
 

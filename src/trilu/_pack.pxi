@@ -330,12 +330,8 @@ cdef Py_ssize_t kept_offsets(const Job *job, Py_ssize_t *off, Py_ssize_t mrow,
                              Py_ssize_t mcol) noexcept nogil:
     """The kept elements' byte offsets in matrices of strides (mrow, mcol),
     line after line as packed, into off; return their number."""
-    cdef Py_ssize_t line, p, lo, hi, n = 0
-    # the lines: rows of the band (a, b), or columns, the rows of (-b, -a)
-    cdef Py_ssize_t lines = job.cols if job.columns else job.rows
-    cdef Py_ssize_t length = job.rows if job.columns else job.cols
-    cdef Py_ssize_t la = -job.b if job.columns else job.a
-    cdef Py_ssize_t lb = -job.a if job.columns else job.b
+    cdef Py_ssize_t line, p, lo, hi, lines, length, la, lb, n = 0
+    packed_lines(job, &lines, &length, &la, &lb)
     for line in range(lines):
         row_span(CROSSED, la, lb, length, line, &lo, &hi)
         for p in range(lo, hi):
@@ -350,11 +346,8 @@ cdef void mirror_offsets(const Job *job, Py_ssize_t *off, Py_ssize_t m,
     """A mirror's m transposes in its band: their byte offsets into off (in
     kept_offsets' order of the kept elements they copy), and after them
     those elements' places in that order."""
-    cdef Py_ssize_t i, j, line, p, lo, hi, t = 0, u = 0
-    cdef Py_ssize_t lines = job.cols if job.columns else job.rows
-    cdef Py_ssize_t length = job.rows if job.columns else job.cols
-    cdef Py_ssize_t la = -job.b if job.columns else job.a
-    cdef Py_ssize_t lb = -job.a if job.columns else job.b
+    cdef Py_ssize_t i, j, line, p, lo, hi, lines, length, la, lb, t = 0, u = 0
+    packed_lines(job, &lines, &length, &la, &lb)
     for line in range(lines):
         row_span(CROSSED, la, lb, length, line, &lo, &hi)
         for p in range(lo, hi):
@@ -412,10 +405,12 @@ cdef inline void offset_matrix(elem_t *tag, const char *s, char *d,
         for t in range(kept, kept + filled):
             fill_elem(d + off[t], w, fill)
     elif pack:
+        trilu_line_start()
         for t in range(kept):
             memcpy(&v, s + off[t], sizeof(elem_t))
             memcpy(d + t * pcol, &v, sizeof(elem_t))
     else:
+        trilu_line_start()
         for t in range(kept):
             memcpy(&v, s + t * pcol, sizeof(elem_t))
             memcpy(d + off[t], &v, sizeof(elem_t))

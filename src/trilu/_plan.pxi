@@ -245,6 +245,17 @@ cdef Py_ssize_t kept_in(Py_ssize_t a, Py_ssize_t b, Py_ssize_t r,
     return clamp_sum(b + 1, r, cols) - clamp_sum(a, r, cols)
 
 
+cdef inline void packed_lines(const Job *job, Py_ssize_t *lines, Py_ssize_t *length,
+                              Py_ssize_t *la, Py_ssize_t *lb) noexcept nogil:
+    """The packed lines: how many, their length and their band (la, lb):
+    the rows of the band (a, b), or the columns, which are the transpose's
+    rows of the band (-b, -a)."""
+    if job.columns:
+        lines[0], length[0], la[0], lb[0] = job.cols, job.rows, -job.b, -job.a
+    else:
+        lines[0], length[0], la[0], lb[0] = job.rows, job.cols, job.a, job.b
+
+
 cdef inline Py_ssize_t packed_line(const Job *job, Py_ssize_t at,
                                    Py_ssize_t step) noexcept nogil:
     """Where packed line `at`'s element p is, less p * step, in bytes

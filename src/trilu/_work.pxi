@@ -252,7 +252,7 @@ cdef Py_ssize_t row_cost(const Job *job, Py_ssize_t r) noexcept nogil:
     cdef const Py_ssize_t *e = <const Py_ssize_t *>job.edge
     cdef Py_ssize_t filled = min(r, e[1]) + max(0, r - e[4])
     cdef Py_ssize_t kept = job.cols * max(0, min(r, e[3]) - e[2])
-    cdef Py_ssize_t rest, run, stop
+    cdef Py_ssize_t rest, run, stop, lines, length, la, lb
     for run in range(1, 4, 2):     # the crossed runs (their band unmerged)
         stop = min(r, e[run + 1])
         if stop > e[run]:
@@ -263,9 +263,8 @@ cdef Py_ssize_t row_cost(const Job *job, Py_ssize_t r) noexcept nogil:
     if job.mirror:
         # a row is a packed line's too: its elements, written along and
         # across (the other triangle, about as many)
-        kept = 2 * kept_in(-job.b if job.columns else job.a,
-                           -job.a if job.columns else job.b, r,
-                           job.rows if job.columns else job.cols)
+        packed_lines(job, &lines, &length, &la, &lb)
+        kept = 2 * kept_in(la, lb, r, length)
     rest = r * job.cols - kept
     if not job.fill_rest:
         rest -= job.cols * filled
