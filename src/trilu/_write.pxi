@@ -331,21 +331,33 @@ cdef inline Py_ssize_t transpose_columns(elem_t *tag) noexcept nogil:
     return 0 if elem_t is any_width else block_columns(sizeof(elem_t))
 
 
+cdef inline Py_ssize_t transpose_rows(elem_t *tag, char *d, Py_ssize_t dst_row,
+                                      const char **runs, Py_ssize_t step,
+                                      Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """Rows [lo, hi) of transpose_columns' columns: element i of runs[k] (at
+    runs[k] + i * step) to d + i * dst_row + k * w, a square block in
+    registers at a time (_simd.h); return where the blocks stopped (rows
+    lo.. a multiple of the columns). step is w (runs read forwards), or
+    -8 for 8-byte elements (backwards); anything else moves none."""
+    if elem_t is uint64_t:
+        if step == 8 or step == -8:
+            return trilu_transpose4_avx2(d, dst_row, runs, step, lo, hi)
+    elif elem_t is uint32_t:
+        if step == 4:
+            return trilu_transpose8_avx2(d, dst_row, runs, lo, hi)
+    elif elem_t is uint16_t:
+        if step == 2:
+            return trilu_transpose_words_avx2(d, dst_row, runs, lo, hi)
+    elif elem_t is uint8_t:
+        if step == 1:
+            return trilu_transpose_bytes_avx2(d, dst_row, runs, lo, hi)
+    return lo
+
+
 cdef inline Py_ssize_t transpose_block(elem_t *tag, char *d, Py_ssize_t dst_row,
                                        const char **runs, Py_ssize_t n) noexcept nogil:
-    """Rows [0, n) of transpose_columns' columns: element i of runs[k] (its
-    elements contiguous) to d + i * dst_row + k * w (dst's rows contiguous),
-    a square block in registers at a time (_simd.h); return the rows moved,
-    the blocks' (a multiple of the columns)."""
-    if elem_t is uint64_t:
-        return trilu_transpose4_avx2(d, dst_row, runs, 8, 0, n)
-    elif elem_t is uint32_t:
-        return trilu_transpose8_avx2(d, dst_row, runs, 0, n)
-    elif elem_t is uint16_t:
-        return trilu_transpose_words_avx2(d, dst_row, runs, 0, n)
-    elif elem_t is uint8_t:
-        return trilu_transpose_bytes_avx2(d, dst_row, runs, 0, n)
-    return 0
+    """transpose_rows' rows [0, n) of runs whose elements are contiguous."""
+    return transpose_rows(tag, d, dst_row, runs, sizeof(elem_t), 0, n)
 
 
 cdef void transposed_rows(elem_t *tag, const Job *job, Py_ssize_t so,
@@ -471,15 +483,17 @@ cdef void gather_tile(elem_t *tag, const char **scol, Py_ssize_t sstep,
     [i0, i1), j in [j0, j1) and a <= j - i <= b, from scol[j - j0] + i *
     sstep (src runs down its columns), XOR `xor` where given. scol also holds
     the `ahead` columns after the tile's, whose runs are fetched ahead. A
-    column at a time, one run of src each; runs of 8-byte elements along
-    rows four at a time where the CPU has AVX2, a 4x4 block in registers
-    (_simd.h), the band's corners of the four element by element."""
+    column at a time, one run of src each; runs along rows (of 1 to 8 bytes)
+    transpose_columns at a time where the CPU has AVX2, a square block in
+    registers (transpose_rows), the band's corners of the group element by
+    element."""
     cdef Py_ssize_t i, j, top, bottom, stop, line = (j1 - j0) * w
     # the elements of a run a cache line holds (one, where sstep is a line)
     cdef Py_ssize_t per_line = max(1, 64 // w) if sstep == w or sstep == -w else 1
     cdef Py_ssize_t k, group, lo, hi
-    cdef bint blocks = (elem_t is uint64_t and xor == NULL and _vectors != PORTABLE
-                        and (sstep == 8 or sstep == -8))
+    # the runs a block in registers moves at once (transpose_rows), or none
+    cdef Py_ssize_t block = transpose_columns(tag) if xor == NULL and (
+        sstep == w or (w == 8 and sstep == -8)) else 0
     cdef const char *s
     cdef const char *p
     cdef char *t
@@ -488,7 +502,7 @@ cdef void gather_tile(elem_t *tag, const char **scol, Py_ssize_t sstep,
         memcpy(&x, xor, sizeof(elem_t))
     j = j0
     while j < j1:
-        group = 4 if blocks and j + 4 <= j1 else 1
+        group = block if block and j + block <= j1 else 1
         for k in range(j, j + group):
             if k + ACROSS_AHEAD < j1 + ahead:
                 # the run of a column ahead, a line at a time: runs a stride
@@ -500,11 +514,12 @@ cdef void gather_tile(elem_t *tag, const char **scol, Py_ssize_t sstep,
                     trilu_prefetch(p + i * sstep)
                     i += per_line
         lo = hi = i0               # the rows the blocks moved
-        if group == 4:             # (those all four runs have: the band's runs
-            lo = clip(j + 3 - b, i0, i1)   # start and end later run by run)
-            hi = trilu_transpose4_avx2(buf + (j - j0) * w - i0 * line, line,
-                                       scol + (j - j0), sstep, lo,
-                                       clip(j - a + 1, lo, i1))
+        if group > 1:
+            # the rows all the group's runs have (the band's runs start and
+            # end later run by run)
+            lo = clip(j + group - 1 - b, i0, i1)
+            hi = transpose_rows(tag, buf + (j - j0) * w - i0 * line, line,
+                                scol + (j - j0), sstep, lo, clip(j - a + 1, lo, i1))
         for k in range(j, j + group):
             top = clip(k - b, i0, i1)
             bottom = clip(k - a + 1, top, i1)
