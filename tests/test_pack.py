@@ -662,21 +662,28 @@ def test_unpack_side_by_side(dtype: str, rng) -> None:
 
 
 @pytest.mark.usefixtures("threads")
-@pytest.mark.parametrize("dtype", ["int8", "float32", "float64", "complex128", "V3"])
+@pytest.mark.parametrize(
+    "dtype", ["int8", "int16", "float32", "float64", "complex128", "V3"]
+)
 def test_unpack_columns_by_row_groups(dtype: str, rng) -> None:
     """An UNPACK column after column into matrices in cache goes a group of
     rows at a time (explain_packed's "columns"; a matrix past the caches
-    goes by tiles): every band of matrices of fewer rows than a group, of
-    groups and a rest, short and long rows; each fill; out= contiguous, a
-    gap apart and strided; v contiguous and strided; a batch."""
+    goes by tiles), where both sides are contiguous and a register block
+    holds 8 elements or more, every line of a group by blocks, read past
+    the spans ("blocked"): every band of matrices of fewer rows than a
+    group, of groups and a rest, short and long rows, fewer columns than a
+    block and a last block moved left; each fill; out= contiguous, a gap
+    apart and strided; v contiguous and strided; a batch."""
     from trilu import _kernel  # noqa: PLC0415
 
     dtype_ = np.dtype(dtype)
     big = np.empty((4096, 4096), dtype_)  # (never written: its plan only)
     assert _kernel.explain_packed(big, big[0], True, 0, None, True)["method"] == "tiled"
+    # (register blocks of 16 bytes, or of 8 elements of 2 and 4 bytes)
+    blocks = dtype_.itemsize in (1, 2, 4) and _kernel._vector_loops() != "portable"
     cycle = [None, *fill_cycle(dtype_)[:2]]
-    taken = 0
-    for i, (n, m) in enumerate([(3, 9), (21, 19), (37, 70)]):
+    taken = blocked = 0
+    for i, (n, m) in enumerate([(3, 9), (21, 19), (37, 70), (40, 23)]):
         for k, upper in itertools.product(range(-n - 1, m + 2, 4), (True, False)):
             v = make(dtype_, (2, count(n, m, k, upper)), rng)
             fill = cycle[(i + k) % len(cycle)]
@@ -690,12 +697,18 @@ def test_unpack_columns_by_row_groups(dtype: str, rng) -> None:
                 # (empty: nothing to move; matrices: small ones of short rows)
                 assert plan.get("method", "columns") in ("columns", "matrices")
                 taken += plan.get("method") == "columns"
+                contiguous = out.strides[-1] == lines.strides[-1] == dtype_.itemsize
+                assert plan.get("blocked", False) == (
+                    blocks and contiguous and plan.get("method") == "columns"
+                )
+                blocked += plan.get("blocked", False)
                 out[...] = make(dtype_, out.shape, rng)
                 got = trilu.unpack(lines, n, m, k, upper=upper, fill=fill, order="F",
                                    out=out)  # fmt: skip
                 assert got is out
                 assert_same(out, exp)
     assert taken
+    assert bool(blocked) == blocks
 
 
 @pytest.mark.usefixtures("threads")

@@ -41,18 +41,70 @@ cdef inline void edge_elem(elem_t *tag, char *d, const char *s, Py_ssize_t w,
         copy_elem(tag, d, s, w)
 
 
+cdef inline bint blocked_columns(const Job *job) noexcept nogil:
+    """Whether column_rows moves every line of its groups by blocks
+    (blocked_group), none element by element: without a mirror, the fill
+    written (it overwrites what the blocks read past the spans), both sides
+    contiguous, blocks of 8 elements or more (a 4x4 block of 8-byte ones
+    saves too little over the element walk to pay for reading and filling
+    past the spans)."""
+    return (job.method == COLUMNS and not job.mirror and job.fill_rest
+            and job.src_col == job.width and job.dst_col == job.width
+            and block_columns(job.width) >= 8)
+
+
+cdef bint blocked_group(elem_t *tag, const Job *job, char *d, const char *src,
+                        Py_ssize_t i, Py_ssize_t n, Py_ssize_t first, Py_ssize_t hi,
+                        Py_ssize_t block) noexcept nogil:
+    """column_rows' group of rows [i, i + n) at d, n a multiple of `block`:
+    the columns [first, hi) by blocks (transpose_block), the last moved left
+    to end at cols (its lines the last block's and the next ones), every
+    line read down all n rows, past its span (elements the rows' fill then
+    overwrites); False, nothing written, where that would read outside
+    src's array."""
+    cdef Py_ssize_t g, j, c, shared, w = job.width, step = job.src_col
+    cdef Py_ssize_t rows = job.rows, cols = job.cols, a = job.a, b = job.b
+    # the columns the blocks cover: [j, last)
+    cdef Py_ssize_t last = min(cols, first + (hi - first + block - 1) // block * block)
+    cdef const char *line
+    cdef const char *runs[16]
+    j = min(first, cols - block)
+    line = src + packed_line(job, j, step) + i * step
+    if line < job.src_lo or (src + packed_line(job, last - 1, step) + (i + n) * step
+                             > job.src_hi):
+        return False
+    g = 0
+    while j < hi:
+        for g in range(g, block):
+            runs[g] = line     # (the next line from this one's end)
+            c = j + g
+            line += (clip(c - a + 1, clip(c - b, 0, rows), rows)
+                     - clip(c + 1 - b, 0, rows)) * step
+        transpose_block(tag, d + j * w, job.dst_row, runs, n)
+        j += block
+        g = 0
+        if hi > j > cols - block:      # the last block, moved left
+            shared = j - (cols - block)    # (its first lines, this one's last)
+            for g in range(shared):
+                runs[g] = runs[g + block - shared]
+            g = shared
+            j = cols - block
+    return True
+
+
 cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                       Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
     """Rows [r0, r1) of an UNPACK in cache (COLUMNS) whose lines, or whose
     mirrored band's lines, run across its rows: transposed_rows' walk, a
     group of rows at a time, each line's run of the group read once, the
     line's place found from the last one's; where all of the group's rows
-    keep them, lines a block at a time (transpose_block). The band read
-    across is the kept one where the lines are columns, else the mirrored
-    one, whose lines are the kept rows (the columns of the kept band's
-    transpose), conjugated where job.xor says; a mirrored job's rows read
-    their other band along their own line (unpacked_row). Each row's fill
-    outside its spans."""
+    keep them, lines a block at a time (transpose_block), and without a
+    mirror, where the fill is written, every line so (blocked_group). The
+    band read across is the kept one where the lines are columns, else the
+    mirrored one, whose lines are the kept rows (the columns of the kept
+    band's transpose), conjugated where job.xor says; a mirrored job's rows
+    read their other band along their own line (unpacked_row). Each row's
+    fill outside its spans."""
     cdef Py_ssize_t g, j, k, n, done, hi, top, bottom, first, start, nxt, lo, up
     cdef Py_ssize_t group = min(16, LINE_BYTES // job.width)
     cdef Py_ssize_t w = job.width, cols = job.cols, rows = job.rows
@@ -68,6 +120,7 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef const char *xor = job.xor if mirrored_across else NULL
     cdef Py_ssize_t block = transpose_columns(tag)
     cdef bint blocks = block and step == w and ds == w and xor == NULL
+    cdef bint whole = blocked_columns(job)
     cdef Fill f = job.fill
     cdef const char *src = job.src + so
     cdef const char *line
@@ -78,6 +131,8 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef Py_ssize_t his[16]
     cdef Py_ssize_t i = r0
     while i < r1:
+        if whole and r1 - i < group <= r1 - r0:
+            i = r1 - group     # the last group whole: its first rows again
         n = min(group, r1 - i)
         d = job.dst + do + i * dst_row
         first, bottom, top, hi = cols, cols, 0, 0
@@ -91,7 +146,7 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                 unpacked_row(tag, job, d + g * dst_row,
                              src + packed_line(job, i + g, step), lo, up,
                              NULL if mirrored_across else job.xor, los[g], his[g])
-            elif rest:
+            elif rest and not whole:
                 fill_run(tag, d + g * dst_row, ds, w, los[g], f)
                 fill_run(tag, d + g * dst_row + his[g] * ds, ds, w,
                          cols - his[g], f)
@@ -101,7 +156,8 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
             top = max(top, los[g])         # the columns every row keeps
             bottom = min(bottom, his[g])
         bottom = max(top, bottom)
-        if first < hi:
+        if first < hi and not (whole and n == group and cols >= block and blocked_group(
+                tag, job, d, src, i, n, first, hi, block)):
             # line j's element p at line + p * step: packed_line's, then
             # the next line's from this one's end
             line = src + packed_line(job, first, step) + i * step
@@ -141,6 +197,10 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                 for j in range(max(los[g], bottom), his[g]):
                     edge_elem(tag, d + g * dst_row + j * ds,
                               edges[16 + j - bottom] + g * step, w, xor)
+        for g in range(n if whole else 0):
+            # the fill outside the spans (after blocked_group's elements past them)
+            fill_run(tag, d + g * dst_row, ds, w, los[g], f)
+            fill_run(tag, d + g * dst_row + his[g] * ds, ds, w, cols - his[g], f)
         i += n
 
 
@@ -571,12 +631,14 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
     job.bulk_src = job.bulk_dst = False
     if pack:
         job.src = <const char *>cnp.PyArray_DATA(mat)
+        job.src_lo = job.src_hi = NULL
         job.src_row, job.src_col = mrow, mcol
         job.dst_col = vs[nd - 2]
         job.dst_row = 0
         plan_batch(job, nd - 2, cnp.PyArray_DIMS(mat), mat_strides, vs)
     else:
         job.src = <const char *>cnp.PyArray_DATA(vec)
+        extent(vec, <char **>&job.src_lo, <char **>&job.src_hi)
         job.dst_row, job.dst_col = mrow, mcol
         job.src_col = vs[nd - 2]
         job.src_row = 0
