@@ -549,15 +549,17 @@ def test_unpack_out(dtype: np.dtype, rng) -> None:
 def test_unpack_rows_as_a_band(dtype: str, rng) -> None:
     """An UNPACK into contiguous rows from contiguous lines writes them as a
     band's rows (the kernel's explain_packed says so), with another source
-    cursor: every band of a matrix of short and of long rows, each fill,
-    rows a gap apart; where the lines or the rows are strided, the span
-    walk."""
+    cursor, the crossed ones by AVX-512's row loop where the fill's pattern
+    allows ("vector"): every band of a matrix of short and of long rows,
+    each fill, rows a gap apart; where the lines or the rows are strided,
+    the span walk."""
     from trilu import _kernel  # noqa: PLC0415
 
     dtype_ = np.dtype(dtype)
     cycle = [None, *fill_cycle(dtype_)[:2]]
-    taken = 0
-    for i, (n, m) in enumerate([(9, 7), (5, 200)]):
+    taken = vector = 0
+    avx512 = _kernel._vector_loops() == "avx512"
+    for i, (n, m) in enumerate([(9, 7), (5, 200), (70, 59)]):
         for k, upper in itertools.product(range(-n - 1, m + 2, 3), (True, False)):
             v = make(dtype_, (3, count(n, m, k, upper)), rng)
             fill = cycle[(i + k) % len(cycle)]
@@ -572,11 +574,16 @@ def test_unpack_rows_as_a_band(dtype: str, rng) -> None:
                 along = out.strides[-1] == lines.strides[-1] == dtype_.itemsize
                 if plan:  # (empty: nothing to move)
                     assert plan["rows"] == (along and plan["method"] == "strided")
+                    # (a pattern of 16 bytes, or one byte)
+                    pattern = 16 % dtype_.itemsize == 0 or len(set(elem or b"")) < 2
+                    assert plan["vector"] == (plan["rows"] and avx512 and pattern)
                 taken += plan.get("rows", False)
+                vector += plan.get("vector", False)
                 got = trilu.unpack(lines, n, m, k, upper=upper, fill=fill, out=out)
                 assert got is out
                 assert_same(out, exp)
     assert taken
+    assert bool(vector) == avx512
 
 
 @pytest.mark.usefixtures("threads")

@@ -884,9 +884,10 @@ def explain_packed(cnp.ndarray mat not None, cnp.ndarray vec not None, bint unpa
     """What ``pack(mat, vec, lo, hi, columns)`` (or ``unpack(vec, mat, lo,
     hi, fill, columns, mirror)``, its result not fresh) would do, as a dict for
     tests: the method, stream, threads, rows: an UNPACK's rows written as
-    a band's (contiguous_rows), lines: its tiles streamed whole lines
-    wide (whole_tiles), and blocked: its row groups' lines all moved by
-    blocks (blocked_columns). Nothing is written."""
+    a band's (contiguous_rows), vector: its crossed ones by the row loop,
+    lines: its tiles streamed whole lines wide (whole_tiles), and blocked:
+    its row groups' lines all moved by blocks (blocked_columns). Nothing is
+    written."""
     cdef Plan p
     cdef char pattern[PATTERN_BYTES]
     cdef Py_ssize_t offsets[OFFSETS_MAX]
@@ -901,7 +902,7 @@ def explain_packed(cnp.ndarray mat not None, cnp.ndarray vec not None, bint unpa
     return dict(method=_METHODS[p.job.method], stream=p.job.stream,
                 threads=p.threads, rows=p.job.method == STRIDED and unpacked_along(
                     &p.job), lines=p.job.method == TILED and whole_tiles(&p.job),
-                blocked=blocked_columns(&p.job))
+                vector=p.job.vector, blocked=blocked_columns(&p.job))
 
 
 include "_banded.pxi"

@@ -677,5 +677,11 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
                   and job.method != COLUMNS
                   and mcol == w and (job.fill.byte >= 0 or 16 % w == 0)
                   and nb * job.matrix_bytes >= STREAM_MIN_BYTES)
-    job.prefetch = job.vector = False     # (contiguous_rows's: band jobs')
+    # An UNPACK's crossed rows written along (contiguous_rows), in cache:
+    # one AVX-512 row loop each, its masked loads reading the span alone,
+    # where a fill, a memcpy and a fill are three calls a row.
+    job.vector = (_vectors == AVX512 and job.method == STRIDED and unpacked_along(job)
+                  and job.fill_rest and not job.stream
+                  and (job.fill.byte >= 0 or 16 % w == 0))
+    job.prefetch = False       # (contiguous_rows's: band jobs')
     return nb

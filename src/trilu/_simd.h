@@ -399,11 +399,18 @@ TRILU_ROW trilu_row_band(char *d, const char *s, size_t lo, size_t hi, size_t n,
 
 /* Rows [i0, i1) of a band (a, b) of a matrix of `cols` elements of w bytes
  * (row i keeps columns [i + a, i + b + 1), clipped), each one of the row
- * forms above: one call a run of rows, the spans computed in the loop. */
+ * forms above: one call a run of rows, the spans computed in the loop. The
+ * spans come from s's rows, src_row bytes apart, or where `line` is given,
+ * from packed lines there, each right after the one before (an UNPACK's:
+ * row i's span from line, less its start, which no row form reads). */
 #define TRILU_ROWS(row, ...)                                  \
     for (i = i0; i < i1; i++, x += w, d += dst_row, s += src_row) { \
         lo = x < 0 ? 0 : (x > n ? n : x);                     \
         hi = x + span < lo ? lo : (x + span > n ? n : x + span); \
+        if (line) {                                           \
+            s = line - lo;                                    \
+            line += hi - lo;                                  \
+        }                                                     \
         row(d, s, __VA_ARGS__, (size_t)n, f);                 \
     }
 
@@ -411,7 +418,7 @@ TRILU_AVX512
 static void trilu_rows_avx512(char *d, const char *s, ptrdiff_t dst_row,
                               ptrdiff_t src_row, ptrdiff_t i0, ptrdiff_t i1,
                               ptrdiff_t a, ptrdiff_t b, ptrdiff_t cols,
-                              ptrdiff_t w, const char *fill)
+                              ptrdiff_t w, const char *fill, const char *line)
 {
     const __m512i f = _mm512_broadcast_i32x4(
         _mm_loadu_si128((const __m128i *)fill));
@@ -497,10 +504,10 @@ static ptrdiff_t trilu_transpose_bytes_avx2(char *t, ptrdiff_t line,
 static void trilu_rows_avx512(char *d, const char *s, ptrdiff_t dst_row,
                               ptrdiff_t src_row, ptrdiff_t i0, ptrdiff_t i1,
                               ptrdiff_t a, ptrdiff_t b, ptrdiff_t cols,
-                              ptrdiff_t w, const char *fill)
+                              ptrdiff_t w, const char *fill, const char *line)
 {
     (void)d; (void)s; (void)dst_row; (void)src_row; (void)i0; (void)i1;
-    (void)a; (void)b; (void)cols; (void)w; (void)fill;
+    (void)a; (void)b; (void)cols; (void)w; (void)fill; (void)line;
 }
 
 static int trilu_avx2_usable(void)

@@ -55,7 +55,7 @@ cdef extern from "_simd.h" nogil:
     void trilu_rows_avx512(char *d, const char *s, Py_ssize_t dst_row,
                            Py_ssize_t src_row, Py_ssize_t i0, Py_ssize_t i1,
                            Py_ssize_t a, Py_ssize_t b, Py_ssize_t cols,
-                           Py_ssize_t w, const char *fill)
+                           Py_ssize_t w, const char *fill, const char *line)
     Py_ssize_t trilu_transpose4_avx2(char *t, Py_ssize_t line, const char **s,
                                      Py_ssize_t step, Py_ssize_t lo, Py_ssize_t hi)
     Py_ssize_t trilu_transpose8_avx2(char *t, Py_ssize_t line, const char **s,
@@ -878,10 +878,12 @@ cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
                                  Py_ssize_t r0, Py_ssize_t r1, Part part,
                                  const char *line) noexcept nogil:
     """Rows [r0, r1) of a matrix, elements contiguous: a fill, a memcpy and a
-    fill each, in address order, or one vector loop each (job.vector); for
-    large results, one pass of streaming stores each (_stream.h). The kept
-    spans are read from src's rows, or where `line` is given from packed
-    lines from there, each right after the one before (an UNPACK's)."""
+    fill each, in address order, or one vector loop each (job.vector; an
+    UNPACK's on AVX-512 only, whose masked loads never read past a span);
+    for large results, one pass of streaming stores each (_stream.h). The
+    kept spans are read from src's rows, or where `line` is given from
+    packed lines from there, each right after the one before (an
+    UNPACK's)."""
     cdef Py_ssize_t i, lo, hi, ahead, t, rows = job.rows, w = job.width
     cdef Py_ssize_t cols = job.cols, a = job.a, b = job.b, n = job.cols * w
     cdef Py_ssize_t src_row = job.src_row, dst_row = job.dst_row
@@ -893,7 +895,7 @@ cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
     if job.vector and part == CROSSED:
         if _vectors == AVX512:
             trilu_rows_avx512(d, s, dst_row, src_row, r0, r1, a, b, cols, w,
-                              f.pattern)
+                              f.pattern, line)
         else:
             trilu_edge_rows_avx2(d, s, dst_row, src_row, r0, r1, a, b, cols, w,
                                  <const char *>NULL if f.byte == 0 else f.pattern)
