@@ -173,6 +173,43 @@ def test_pack_out(dtype: np.dtype, rng) -> None:
 
 
 @pytest.mark.usefixtures("threads")
+@pytest.mark.parametrize("dtype", ["int8", "float32", "complex128", "V5"])
+def test_pack_rows_copied_inline(dtype: str, rng) -> None:
+    """A PACK of rows along contiguous lines, in cache, copies each span
+    inline on AVX-512 (explain_packed's "vector"): every band of matrices of
+    short and of long rows, rows contiguous and a gap apart, one and more
+    matrices, into a contiguous vector and a strided one; where a side is
+    strided, the element walk."""
+    from trilu import _kernel  # noqa: PLC0415
+
+    dtype_ = np.dtype(dtype)
+    avx512 = _kernel._vector_loops() == "avx512"
+    vector = 0
+    for n, m in [(9, 40), (5, 200), (70, 59)]:
+        x = make(dtype_, (3, n, m + 3), rng)
+        for k, upper in itertools.product(range(-n - 1, m + 2, 3), (True, False)):
+            p = count(n, m, k, upper)
+            lo, hi = (k_int(k), None) if upper else (None, k_int(k))
+            for mat, out in [(x[..., :m].copy(), np.empty((3, p), dtype_)),
+                             (x[..., :m], np.empty((3, p), dtype_)),
+                             (x[1, :, :m], np.empty(p, dtype_)),
+                             (x[..., :m], np.empty((3, 2 * p), dtype_)[..., ::2]),
+                             (x[..., :m:2], np.empty((3, count(n, len(range(0, m, 2)), k, upper)), dtype_))]:  # fmt: skip
+                plan = _kernel.explain_packed(mat, out, False, lo, hi)
+                along = mat.strides[-1] == out.strides[-1] == dtype_.itemsize
+                if plan:  # (empty: nothing to move)
+                    assert plan["vector"] == (
+                        avx512 and along and plan["method"] == "strided"
+                    ), (mat.shape, mat.strides, out.strides, k, upper, plan)
+                    vector += plan["vector"]
+                out[...] = make(dtype_, out.shape, rng)
+                got = trilu.pack(mat, k, upper=upper, out=out)
+                assert got is out
+                assert_same(out, pack_oracle(mat, k, upper, "C"))
+    assert bool(vector) == avx512
+
+
+@pytest.mark.usefixtures("threads")
 @pytest.mark.parametrize(
     "dtype", ["int8", "int16", "float32", "float64", "complex128", "V3"]
 )

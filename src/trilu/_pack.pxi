@@ -367,6 +367,9 @@ cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     if unpacked_along(job):
         contiguous_rows(job, so, do, r0, r1, part, p)
         return
+    if pack and job.vector:    # (contiguous both sides: plan_packed)
+        trilu_pack_rows_avx512(p, m, mrow, r0, r1, a, b, cols, w)
+        return
     if pack:                   # (the band in locals: memcpy may write *job)
         for i in range(r0, r1):
             row_span(part, a, b, cols, i, &lo, &hi)
@@ -677,11 +680,18 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
                   and job.method != COLUMNS
                   and mcol == w and (job.fill.byte >= 0 or 16 % w == 0)
                   and nb * job.matrix_bytes >= STREAM_MIN_BYTES)
-    # An UNPACK's crossed rows written along (contiguous_rows), in cache:
-    # one AVX-512 row loop each, its masked loads reading the span alone,
-    # where a fill, a memcpy and a fill are three calls a row.
-    job.vector = (_vectors == AVX512 and job.method == STRIDED and unpacked_along(job)
-                  and job.fill_rest and not job.stream
-                  and (job.fill.byte >= 0 or 16 % w == 0))
+    # Rows along their contiguous lines, in cache, on AVX-512: an UNPACK's
+    # crossed ones one row loop each (contiguous_rows), its masked loads
+    # reading the span alone, where a fill, a memcpy and a fill are three
+    # calls a row; a PACK's spans copied inline (packed_span), where memcpy
+    # is a call.
+    if pack:
+        job.vector = (_vectors == AVX512 and job.method == STRIDED
+                      and job.src_col == w and job.dst_col == w
+                      and nb * job.matrix_bytes < STREAM_MIN_BYTES)
+    else:
+        job.vector = (_vectors == AVX512 and job.method == STRIDED
+                      and unpacked_along(job) and job.fill_rest and not job.stream
+                      and (job.fill.byte >= 0 or 16 % w == 0))
     job.prefetch = False       # (contiguous_rows's: band jobs')
     return nb

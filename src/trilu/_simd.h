@@ -432,6 +432,33 @@ static void trilu_rows_avx512(char *d, const char *s, ptrdiff_t dst_row,
         TRILU_ROWS(trilu_row_band, (size_t)lo, (size_t)hi)
 }
 
+/* PACK's rows [i0, i1) of a band (a, b) of a matrix of `cols` elements of w
+ * bytes, rows src_row bytes apart from s: row i's span to the packed line at
+ * `line`, each right after the one before, 64 bytes at a time, the tail
+ * under a mask (nothing outside the spans read or written): a copy inline
+ * a row, where memcpy is a call. */
+TRILU_AVX512
+static void trilu_pack_rows_avx512(char *line, const char *s, ptrdiff_t src_row,
+                                   ptrdiff_t i0, ptrdiff_t i1, ptrdiff_t a,
+                                   ptrdiff_t b, ptrdiff_t cols, ptrdiff_t w)
+{
+    const ptrdiff_t n = cols * w, span = (b - a + 1) * w;
+    ptrdiff_t i, t, x = (i0 + a) * w, lo, hi;  /* x: row i's i + a, in bytes */
+    __mmask64 k;
+    for (i = i0; i < i1; i++, x += w, s += src_row) {
+        lo = x < 0 ? 0 : (x > n ? n : x);
+        hi = (x + span < lo ? lo : (x + span > n ? n : x + span)) - lo;
+        for (t = 0; t + 64 <= hi; t += 64)
+            _mm512_storeu_si512(line + t, _mm512_loadu_si512(s + lo + t));
+        if (t < hi) {
+            k = trilu_first((size_t)(hi - t));
+            _mm512_mask_storeu_epi8(line + t, k,
+                                    _mm512_maskz_loadu_epi8(k, s + lo + t));
+        }
+        line += hi;
+    }
+}
+
 /* CPUID says so, and the OS saves the registers (libgcc and compiler-rt
  * check XGETBV for that). */
 static int trilu_avx2_usable(void)
@@ -508,6 +535,14 @@ static void trilu_rows_avx512(char *d, const char *s, ptrdiff_t dst_row,
 {
     (void)d; (void)s; (void)dst_row; (void)src_row; (void)i0; (void)i1;
     (void)a; (void)b; (void)cols; (void)w; (void)fill; (void)line;
+}
+
+static void trilu_pack_rows_avx512(char *line, const char *s, ptrdiff_t src_row,
+                                   ptrdiff_t i0, ptrdiff_t i1, ptrdiff_t a,
+                                   ptrdiff_t b, ptrdiff_t cols, ptrdiff_t w)
+{
+    (void)line; (void)s; (void)src_row; (void)i0; (void)i1; (void)a; (void)b;
+    (void)cols; (void)w;
 }
 
 static int trilu_avx2_usable(void)

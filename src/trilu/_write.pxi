@@ -56,6 +56,9 @@ cdef extern from "_simd.h" nogil:
                            Py_ssize_t src_row, Py_ssize_t i0, Py_ssize_t i1,
                            Py_ssize_t a, Py_ssize_t b, Py_ssize_t cols,
                            Py_ssize_t w, const char *fill, const char *line)
+    void trilu_pack_rows_avx512(char *line, const char *s, Py_ssize_t src_row,
+                                Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t a,
+                                Py_ssize_t b, Py_ssize_t cols, Py_ssize_t w)
     Py_ssize_t trilu_transpose4_avx2(char *t, Py_ssize_t line, const char **s,
                                      Py_ssize_t step, Py_ssize_t lo, Py_ssize_t hi)
     Py_ssize_t trilu_transpose8_avx2(char *t, Py_ssize_t line, const char **s,
