@@ -408,6 +408,22 @@ static void expect_band(char *want, const char *src, ptrdiff_t row, ptrdiff_t i0
     }
 }
 
+/* Rows [i0, rows) of a band's spans, packed: each right after the one
+ * before, from lines on; returns the bytes packed. */
+static ptrdiff_t pack_band(char *lines, const char *src, ptrdiff_t row, ptrdiff_t i0,
+                           ptrdiff_t rows, ptrdiff_t a, ptrdiff_t b, ptrdiff_t cols,
+                           ptrdiff_t w)
+{
+    ptrdiff_t i, lo, hi, at = 0;
+    for (i = i0; i < rows; i++) {
+        lo = i + a < 0 ? 0 : (i + a > cols ? cols : i + a);
+        hi = i + b + 1 < lo ? lo : (i + b + 1 > cols ? cols : i + b + 1);
+        memcpy(lines + at, src + i * row + lo * w, (size_t)((hi - lo) * w));
+        at += (hi - lo) * w;
+    }
+    return at;
+}
+
 /* The fill patterns: 32 bytes from the row's first byte, one element repeated
  * whose width divides 16 (_stream.h). Zeros and one byte value (the fills a
  * memset writes), then elements of 2 to 16 bytes, each byte of one its own. */
@@ -501,14 +517,18 @@ static void check_stream(void)
 /* The AVX-512 rows of a band against expect_row, row by row: every band
  * (a, b) from far below to far above the matrix, so each of the three row
  * forms, with every element width a fill pattern allows, every alignment of
- * the rows' start, and a gap between rows that must stay untouched. */
+ * the rows' start, and a gap between rows that must stay untouched; the
+ * same rows from packed lines (an UNPACK's), whose neighbours are never
+ * read, and packed into lines (trilu_pack_rows_avx512), the bytes after
+ * them untouched. */
 static void check_rows(void)
 {
     enum { ROWS = 5, GAP = 7, MAXN = 200 };
     static char src[ROWS * (MAXN + GAP) + 64], got[ROWS * (MAXN + GAP) + 64];
     static char want[ROWS * (MAXN + GAP) + 64], pat[32];
+    static char lines[ROWS * MAXN + 64], packed[ROWS * MAXN + 64];
     static const ptrdiff_t widths[] = {1, 2, 4, 8, 16};
-    ptrdiff_t cols, a, b, w, i0, n, row, off;
+    ptrdiff_t cols, a, b, w, i0, n, row, off, len;
     size_t k, cases = 0;
     int p;
     if (!trilu_avx512_usable()) {
@@ -536,11 +556,32 @@ static void check_rows(void)
                                             cols, w, pat);
                                 trilu_rows_avx512(got + off + i0 * row, src + i0 * row,
                                                   row, row, i0, ROWS, a, b, cols, w,
-                                                  pat);
+                                                  pat, NULL);
                                 CHECK(memcmp(got, want, sizeof got) == 0,
                                       "rows_avx512 cols=%d w=%d a=%d b=%d off=%d "
                                       "i0=%d pattern %d", (int)cols, (int)w, (int)a,
                                       (int)b, (int)off, (int)i0, p);
+                                /* from packed lines: src's bytes, `off` into lines */
+                                len = pack_band(lines + off, src, row, i0, ROWS, a, b,
+                                                cols, w);
+                                memset(got, 0x5A, sizeof got);
+                                trilu_rows_avx512(got + off + i0 * row, src, row, 0,
+                                                  i0, ROWS, a, b, cols, w, pat,
+                                                  lines + off);
+                                CHECK(memcmp(got, want, sizeof got) == 0,
+                                      "rows_avx512 packed cols=%d w=%d a=%d b=%d "
+                                      "off=%d i0=%d pattern %d", (int)cols, (int)w,
+                                      (int)a, (int)b, (int)off, (int)i0, p);
+                                /* and packed into lines */
+                                memset(packed, 0x5A, sizeof packed);
+                                trilu_pack_rows_avx512(packed + off, src + i0 * row, row,
+                                                       i0, ROWS, a, b, cols, w);
+                                CHECK(memcmp(packed + off, lines + off, (size_t)len) == 0
+                                      && packed[off + len] == 0x5A
+                                      && (off == 0 || packed[off - 1] == 0x5A),
+                                      "pack_rows_avx512 cols=%d w=%d a=%d b=%d off=%d "
+                                      "i0=%d", (int)cols, (int)w, (int)a, (int)b,
+                                      (int)off, (int)i0);
                                 cases++;
                             }
         }
