@@ -400,19 +400,31 @@ TRILU_ROW trilu_row_band(char *d, const char *s, size_t lo, size_t hi, size_t n,
 /* Rows [i0, i1) of a band (a, b) of a matrix of `cols` elements of w bytes
  * (row i keeps columns [i + a, i + b + 1), clipped), each one of the row
  * forms above: one call a run of rows, the spans computed in the loop. The
- * spans come from s's rows, src_row bytes apart, or where `line` is given,
- * from packed lines there, each right after the one before (an UNPACK's:
- * row i's span from line, less its start, which no row form reads). */
+ * spans come from s's rows, src_row bytes apart (TRILU_ROWS), or where
+ * `line` is given, from packed lines there, each right after the one before
+ * (TRILU_LINE_ROWS, an UNPACK's: row i's span from line, less its start,
+ * which no row form reads). */
 #define TRILU_ROWS(row, ...)                                  \
     for (i = i0; i < i1; i++, x += w, d += dst_row, s += src_row) { \
         lo = x < 0 ? 0 : (x > n ? n : x);                     \
         hi = x + span < lo ? lo : (x + span > n ? n : x + span); \
-        if (line) {                                           \
-            s = line - lo;                                    \
-            line += hi - lo;                                  \
-        }                                                     \
         row(d, s, __VA_ARGS__, (size_t)n, f);                 \
     }
+#define TRILU_LINE_ROWS(row, ...)                             \
+    for (i = i0; i < i1; i++, x += w, d += dst_row, line += hi - lo) { \
+        lo = x < 0 ? 0 : (x > n ? n : x);                     \
+        hi = x + span < lo ? lo : (x + span > n ? n : x + span); \
+        row(d, line - lo, __VA_ARGS__, (size_t)n, f);         \
+    }
+/* Rows [i0, i1) of one row form: all keep their end, all their start, or
+ * neither. */
+#define TRILU_FORMS(rows)                                     \
+    if (i0 + b + 1 >= cols)                                   \
+        rows(trilu_row_end, (size_t)lo)                       \
+    else if (i1 - 1 + a <= 0)                                 \
+        rows(trilu_row_start, (size_t)hi)                     \
+    else                                                      \
+        rows(trilu_row_band, (size_t)lo, (size_t)hi)
 
 TRILU_AVX512
 static void trilu_rows_avx512(char *d, const char *s, ptrdiff_t dst_row,
@@ -423,13 +435,12 @@ static void trilu_rows_avx512(char *d, const char *s, ptrdiff_t dst_row,
     const __m512i f = _mm512_broadcast_i32x4(
         _mm_loadu_si128((const __m128i *)fill));
     const ptrdiff_t n = cols * w, span = (b - a + 1) * w;
-    ptrdiff_t i, x = (i0 + a) * w, lo, hi;  /* x: row i's i + a, in bytes */
-    if (i0 + b + 1 >= cols)                 /* every row keeps its end */
-        TRILU_ROWS(trilu_row_end, (size_t)lo)
-    else if (i1 - 1 + a <= 0)               /* every row keeps its start */
-        TRILU_ROWS(trilu_row_start, (size_t)hi)
-    else
-        TRILU_ROWS(trilu_row_band, (size_t)lo, (size_t)hi)
+    ptrdiff_t i, x = (i0 + a) * w, lo = 0, hi = 0;  /* x: row i's i + a, in bytes */
+    if (line) {
+        TRILU_FORMS(TRILU_LINE_ROWS)
+    } else {
+        TRILU_FORMS(TRILU_ROWS)
+    }
 }
 
 /* PACK's rows [i0, i1) of a band (a, b) of a matrix of `cols` elements of w
