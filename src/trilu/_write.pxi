@@ -341,19 +341,27 @@ cdef inline Py_ssize_t transpose_rows(elem_t *tag, char *d, Py_ssize_t dst_row,
     runs[k] + i * step) to d + i * dst_row + k * w, a square block in
     registers at a time (_simd.h); return where the blocks stopped (rows
     lo.. a multiple of the columns). step is w (runs read forwards), or
-    -8 for 8-byte elements (backwards); anything else moves none."""
+    -8 for 8-byte elements (backwards); anything else moves none. The
+    blocks start at row 0 of runs moved to lo: every call of a block
+    function passes 0 (lo = 0 folds this away), so the compiler keeps one
+    specialized copy of each."""
+    cdef const char *moved[16]
+    cdef Py_ssize_t k, n = transpose_columns(tag)
+    if n == 0 or (step != sizeof(elem_t) and not (elem_t is uint64_t and step == -8)):
+        return lo
+    if lo != 0:
+        for k in range(n):
+            moved[k] = runs[k] + lo * step
+        runs = moved
+        d += lo * dst_row
     if elem_t is uint64_t:
-        if step == 8 or step == -8:
-            return trilu_transpose4_avx2(d, dst_row, runs, step, lo, hi)
+        return lo + trilu_transpose4_avx2(d, dst_row, runs, step, 0, hi - lo)
     elif elem_t is uint32_t:
-        if step == 4:
-            return trilu_transpose8_avx2(d, dst_row, runs, lo, hi)
+        return lo + trilu_transpose8_avx2(d, dst_row, runs, 0, hi - lo)
     elif elem_t is uint16_t:
-        if step == 2:
-            return trilu_transpose_words_avx2(d, dst_row, runs, lo, hi)
+        return lo + trilu_transpose_words_avx2(d, dst_row, runs, 0, hi - lo)
     elif elem_t is uint8_t:
-        if step == 1:
-            return trilu_transpose_bytes_avx2(d, dst_row, runs, lo, hi)
+        return lo + trilu_transpose_bytes_avx2(d, dst_row, runs, 0, hi - lo)
     return lo
 
 
