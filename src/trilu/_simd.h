@@ -399,11 +399,9 @@ TRILU_ROW trilu_row_band(char *d, const char *s, size_t lo, size_t hi, size_t n,
 
 /* Rows [i0, i1) of a band (a, b) of a matrix of `cols` elements of w bytes
  * (row i keeps columns [i + a, i + b + 1), clipped), each one of the row
- * forms above: one call a run of rows, the spans computed in the loop. The
- * spans come from s's rows, src_row bytes apart (TRILU_ROWS), or where
- * `line` is given, from packed lines there, each right after the one before
- * (TRILU_LINE_ROWS, an UNPACK's: row i's span from line, less its start,
- * which no row form reads). */
+ * forms above: one call a run of rows, the spans computed in the loop, read
+ * from s's rows, src_row bytes apart (TRILU_ROWS), or from packed lines
+ * (TRILU_LINE_ROWS). */
 #define TRILU_ROWS(row, ...)                                  \
     for (i = i0; i < i1; i++, x += w, d += dst_row, s += src_row) { \
         lo = x < 0 ? 0 : (x > n ? n : x);                     \
@@ -416,9 +414,13 @@ TRILU_ROW trilu_row_band(char *d, const char *s, size_t lo, size_t hi, size_t n,
         hi = x + span < lo ? lo : (x + span > n ? n : x + span); \
         row(d, line - lo, __VA_ARGS__, (size_t)n, f);         \
     }
-/* Rows [i0, i1) of one row form: all keep their end, all their start, or
+/* The rows as one row form: all keep their end, all their start, or
  * neither. */
 #define TRILU_FORMS(rows)                                     \
+    const __m512i f = _mm512_broadcast_i32x4(                 \
+        _mm_loadu_si128((const __m128i *)fill));              \
+    const ptrdiff_t n = cols * w, span = (b - a + 1) * w;     \
+    ptrdiff_t i, x = (i0 + a) * w, lo = 0, hi = 0;  /* x: row i's i + a, in bytes */ \
     if (i0 + b + 1 >= cols)                                   \
         rows(trilu_row_end, (size_t)lo)                       \
     else if (i1 - 1 + a <= 0)                                 \
@@ -430,17 +432,21 @@ TRILU_AVX512
 static void trilu_rows_avx512(char *d, const char *s, ptrdiff_t dst_row,
                               ptrdiff_t src_row, ptrdiff_t i0, ptrdiff_t i1,
                               ptrdiff_t a, ptrdiff_t b, ptrdiff_t cols,
-                              ptrdiff_t w, const char *fill, const char *line)
+                              ptrdiff_t w, const char *fill)
 {
-    const __m512i f = _mm512_broadcast_i32x4(
-        _mm_loadu_si128((const __m128i *)fill));
-    const ptrdiff_t n = cols * w, span = (b - a + 1) * w;
-    ptrdiff_t i, x = (i0 + a) * w, lo = 0, hi = 0;  /* x: row i's i + a, in bytes */
-    if (line) {
-        TRILU_FORMS(TRILU_LINE_ROWS)
-    } else {
-        TRILU_FORMS(TRILU_ROWS)
-    }
+    TRILU_FORMS(TRILU_ROWS)
+}
+
+/* The same rows, their spans from packed lines at `line`, each right after
+ * the one before (an UNPACK's): row i's from line, less its start, which no
+ * row form reads. */
+TRILU_AVX512
+static void trilu_line_rows_avx512(char *d, const char *line, ptrdiff_t dst_row,
+                                   ptrdiff_t i0, ptrdiff_t i1, ptrdiff_t a,
+                                   ptrdiff_t b, ptrdiff_t cols, ptrdiff_t w,
+                                   const char *fill)
+{
+    TRILU_FORMS(TRILU_LINE_ROWS)
 }
 
 /* PACK's rows [i0, i1) of a band (a, b) of a matrix of `cols` elements of w
@@ -542,10 +548,19 @@ static ptrdiff_t trilu_transpose_bytes_avx2(char *t, ptrdiff_t line,
 static void trilu_rows_avx512(char *d, const char *s, ptrdiff_t dst_row,
                               ptrdiff_t src_row, ptrdiff_t i0, ptrdiff_t i1,
                               ptrdiff_t a, ptrdiff_t b, ptrdiff_t cols,
-                              ptrdiff_t w, const char *fill, const char *line)
+                              ptrdiff_t w, const char *fill)
 {
     (void)d; (void)s; (void)dst_row; (void)src_row; (void)i0; (void)i1;
-    (void)a; (void)b; (void)cols; (void)w; (void)fill; (void)line;
+    (void)a; (void)b; (void)cols; (void)w; (void)fill;
+}
+
+static void trilu_line_rows_avx512(char *d, const char *line, ptrdiff_t dst_row,
+                                   ptrdiff_t i0, ptrdiff_t i1, ptrdiff_t a,
+                                   ptrdiff_t b, ptrdiff_t cols, ptrdiff_t w,
+                                   const char *fill)
+{
+    (void)d; (void)line; (void)dst_row; (void)i0; (void)i1; (void)a; (void)b;
+    (void)cols; (void)w; (void)fill;
 }
 
 static void trilu_pack_rows_avx512(char *line, const char *s, ptrdiff_t src_row,

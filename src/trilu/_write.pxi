@@ -55,7 +55,11 @@ cdef extern from "_simd.h" nogil:
     void trilu_rows_avx512(char *d, const char *s, Py_ssize_t dst_row,
                            Py_ssize_t src_row, Py_ssize_t i0, Py_ssize_t i1,
                            Py_ssize_t a, Py_ssize_t b, Py_ssize_t cols,
-                           Py_ssize_t w, const char *fill, const char *line)
+                           Py_ssize_t w, const char *fill)
+    void trilu_line_rows_avx512(char *d, const char *line, Py_ssize_t dst_row,
+                                Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t a,
+                                Py_ssize_t b, Py_ssize_t cols, Py_ssize_t w,
+                                const char *fill)
     void trilu_pack_rows_avx512(char *line, const char *s, Py_ssize_t src_row,
                                 Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t a,
                                 Py_ssize_t b, Py_ssize_t cols, Py_ssize_t w)
@@ -347,7 +351,8 @@ cdef inline Py_ssize_t transpose_rows(elem_t *tag, char *d, Py_ssize_t dst_row,
     specialized copy of each."""
     cdef const char *moved[16]
     cdef Py_ssize_t k, n = transpose_columns(tag)
-    if n == 0 or (step != sizeof(elem_t) and not (elem_t is uint64_t and step == -8)):
+    if n == 0 or (step != <Py_ssize_t>sizeof(elem_t)
+                  and not (elem_t is uint64_t and step == -8)):
         return lo
     if lo != 0:
         for k in range(n):
@@ -904,9 +909,12 @@ cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef const char *s = job.src + so + r0 * src_row
     cdef char *d = job.dst + do + r0 * dst_row
     if job.vector and part == CROSSED:
-        if _vectors == AVX512:
+        if _vectors == AVX512 and line != NULL:
+            trilu_line_rows_avx512(d, line, dst_row, r0, r1, a, b, cols, w,
+                                   f.pattern)
+        elif _vectors == AVX512:
             trilu_rows_avx512(d, s, dst_row, src_row, r0, r1, a, b, cols, w,
-                              f.pattern, line)
+                              f.pattern)
         else:
             trilu_edge_rows_avx2(d, s, dst_row, src_row, r0, r1, a, b, cols, w,
                                  <const char *>NULL if f.byte == 0 else f.pattern)

@@ -518,9 +518,9 @@ static void check_stream(void)
  * (a, b) from far below to far above the matrix, so each of the three row
  * forms, with every element width a fill pattern allows, every alignment of
  * the rows' start, and a gap between rows that must stay untouched; the
- * same rows from packed lines (an UNPACK's), whose neighbours are never
- * read, and packed into lines (trilu_pack_rows_avx512), the bytes after
- * them untouched. */
+ * same rows from packed lines (trilu_line_rows_avx512, an UNPACK's), and
+ * packed into lines (trilu_pack_rows_avx512), the bytes around them
+ * untouched. */
 static void check_rows(void)
 {
     enum { ROWS = 5, GAP = 7, MAXN = 200 };
@@ -556,7 +556,7 @@ static void check_rows(void)
                                             cols, w, pat);
                                 trilu_rows_avx512(got + off + i0 * row, src + i0 * row,
                                                   row, row, i0, ROWS, a, b, cols, w,
-                                                  pat, NULL);
+                                                  pat);
                                 CHECK(memcmp(got, want, sizeof got) == 0,
                                       "rows_avx512 cols=%d w=%d a=%d b=%d off=%d "
                                       "i0=%d pattern %d", (int)cols, (int)w, (int)a,
@@ -565,11 +565,11 @@ static void check_rows(void)
                                 len = pack_band(lines + off, src, row, i0, ROWS, a, b,
                                                 cols, w);
                                 memset(got, 0x5A, sizeof got);
-                                trilu_rows_avx512(got + off + i0 * row, src, row, 0,
-                                                  i0, ROWS, a, b, cols, w, pat,
-                                                  lines + off);
+                                trilu_line_rows_avx512(got + off + i0 * row,
+                                                       lines + off, row, i0, ROWS, a,
+                                                       b, cols, w, pat);
                                 CHECK(memcmp(got, want, sizeof got) == 0,
-                                      "rows_avx512 packed cols=%d w=%d a=%d b=%d "
+                                      "line_rows_avx512 cols=%d w=%d a=%d b=%d "
                                       "off=%d i0=%d pattern %d", (int)cols, (int)w,
                                       (int)a, (int)b, (int)off, (int)i0, p);
                                 /* and packed into lines */
