@@ -884,8 +884,9 @@ def explain_packed(cnp.ndarray mat not None, cnp.ndarray vec not None, bint unpa
     """What ``pack(mat, vec, lo, hi, columns)`` (or ``unpack(vec, mat, lo,
     hi, fill, columns, mirror)``, its result not fresh) would do, as a dict for
     tests: the method, stream, threads, rows: an UNPACK's rows written as
-    a band's (contiguous_rows), vector: its crossed ones by the row loop,
-    lines: its tiles streamed whole lines wide (whole_tiles), and blocked:
+    a band's (contiguous_rows), vector: its rows by AVX-512's row loops
+    (an UNPACK's crossed ones, a PACK's spans copied inline), lines: its
+    tiles streamed whole lines wide (whole_tiles), and blocked:
     its row groups' lines all moved by blocks (blocked_columns). Nothing is
     written."""
     cdef Plan p

@@ -278,6 +278,20 @@ cdef cnp.ndarray new_result(cnp.ndarray src, Allocation how, Order order,
 
 # --- out= against its input ---------------------------------------------------------
 
+cdef void extent(cnp.ndarray a, char **lo, char **hi) noexcept:
+    """The bytes a spans: [lo, hi), whatever the signs of its strides."""
+    cdef int d
+    cdef Py_ssize_t step
+    lo[0] = hi[0] = <char *>cnp.PyArray_DATA(a)
+    for d in range(cnp.PyArray_NDIM(a)):
+        step = cnp.PyArray_STRIDES(a)[d] * (cnp.PyArray_DIMS(a)[d] - 1)
+        if step < 0:
+            lo[0] += step
+        else:
+            hi[0] += step
+    hi[0] += cnp.PyArray_ITEMSIZE(a)
+
+
 cdef bint same_memory(cnp.ndarray a, cnp.ndarray b) noexcept:
     """a and b are the same bytes walked the same way: b is a, in place."""
     cdef int d

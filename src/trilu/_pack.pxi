@@ -53,15 +53,33 @@ cdef inline bint blocked_columns(const Job *job) noexcept nogil:
             and block_columns(job.width) >= 8)
 
 
+cdef void packed_extent(const Job *job, const char **lo,
+                        const char **hi) noexcept nogil:
+    """The bytes an UNPACK's packed vectors span, [lo, hi), their lines'
+    elements contiguous."""
+    cdef int d
+    cdef Py_ssize_t step, lines, length, la, lb
+    packed_lines(job, &lines, &length, &la, &lb)
+    lo[0] = job.src
+    hi[0] = job.src + kept_in(la, lb, lines, length) * job.width
+    for d in range(job.ndim):
+        step = job.src_step[d] * (job.shape[d] - 1)
+        if step < 0:
+            lo[0] += step
+        else:
+            hi[0] += step
+
+
 cdef bint blocked_group(elem_t *tag, const Job *job, char *d, const char *src,
                         Py_ssize_t i, Py_ssize_t n, Py_ssize_t first, Py_ssize_t hi,
-                        Py_ssize_t block) noexcept nogil:
+                        Py_ssize_t block, const char *src_lo,
+                        const char *src_hi) noexcept nogil:
     """column_rows' group of rows [i, i + n) at d, n a multiple of `block`:
     the columns [first, hi) by blocks (transpose_block), the last moved left
     to end at cols (its lines the last block's and the next ones), every
     line read down all n rows, past its span (elements the rows' fill then
     overwrites); False, nothing written, where that would read outside
-    src's array."""
+    src's vectors, [src_lo, src_hi) (packed_extent)."""
     cdef Py_ssize_t g, j, c, shared, w = job.width, step = job.src_col
     cdef Py_ssize_t rows = job.rows, cols = job.cols, a = job.a, b = job.b
     # the columns the blocks cover: [j, last)
@@ -70,8 +88,8 @@ cdef bint blocked_group(elem_t *tag, const Job *job, char *d, const char *src,
     cdef const char *runs[16]
     j = min(first, cols - block)
     line = src + packed_line(job, j, step) + i * step
-    if line < job.src_lo or (src + packed_line(job, last - 1, step) + (i + n) * step
-                             > job.src_hi):
+    if line < src_lo or (src + packed_line(job, last - 1, step) + (i + n) * step
+                         > src_hi):
         return False
     g = 0
     while j < hi:
@@ -121,6 +139,8 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef Py_ssize_t block = transpose_columns(tag)
     cdef bint blocks = block and step == w and ds == w and xor == NULL
     cdef bint whole = blocked_columns(job)
+    cdef const char *src_lo = NULL
+    cdef const char *src_hi = NULL
     cdef Fill f = job.fill
     cdef const char *src = job.src + so
     cdef const char *line
@@ -130,6 +150,8 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef Py_ssize_t los[16]
     cdef Py_ssize_t his[16]
     cdef Py_ssize_t i = r0
+    if whole:
+        packed_extent(job, &src_lo, &src_hi)
     while i < r1:
         if whole and r1 - i < group <= r1 - r0:
             i = r1 - group     # the last group whole: its first rows again
@@ -157,7 +179,7 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
             bottom = min(bottom, his[g])
         bottom = max(top, bottom)
         if first < hi and not (whole and n == group and cols >= block and blocked_group(
-                tag, job, d, src, i, n, first, hi, block)):
+                tag, job, d, src, i, n, first, hi, block, src_lo, src_hi)):
             # line j's element p at line + p * step: packed_line's, then
             # the next line's from this one's end
             line = src + packed_line(job, first, step) + i * step
@@ -634,14 +656,12 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
     job.bulk_src = job.bulk_dst = False
     if pack:
         job.src = <const char *>cnp.PyArray_DATA(mat)
-        job.src_lo = job.src_hi = NULL
         job.src_row, job.src_col = mrow, mcol
         job.dst_col = vs[nd - 2]
         job.dst_row = 0
         plan_batch(job, nd - 2, cnp.PyArray_DIMS(mat), mat_strides, vs)
     else:
         job.src = <const char *>cnp.PyArray_DATA(vec)
-        extent(vec, <char **>&job.src_lo, <char **>&job.src_hi)
         job.dst_row, job.dst_col = mrow, mcol
         job.src_col = vs[nd - 2]
         job.src_row = 0

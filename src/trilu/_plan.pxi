@@ -188,25 +188,6 @@ cdef struct Job:
     # apart; sides_read: the runs are src's (else an UNPACK's matrices)
     Py_ssize_t sides, side_step
     bint sides_read
-    # The bytes src's array spans, [src_lo, src_hi): an UNPACK's COLUMNS
-    # reads a register block across packed lines, past a span's ends, within
-    # them
-    const char *src_lo
-    const char *src_hi
-
-
-cdef void extent(cnp.ndarray a, char **lo, char **hi) noexcept:
-    """The bytes a spans: [lo, hi), whatever the signs of its strides."""
-    cdef int d
-    cdef Py_ssize_t step
-    lo[0] = hi[0] = <char *>cnp.PyArray_DATA(a)
-    for d in range(cnp.PyArray_NDIM(a)):
-        step = cnp.PyArray_STRIDES(a)[d] * (cnp.PyArray_DIMS(a)[d] - 1)
-        if step < 0:
-            lo[0] += step
-        else:
-            hi[0] += step
-    hi[0] += cnp.PyArray_ITEMSIZE(a)
 
 
 cdef inline Py_ssize_t clip(Py_ssize_t v, Py_ssize_t lo,
