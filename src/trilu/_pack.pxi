@@ -53,6 +53,15 @@ cdef inline bint blocked_columns(const Job *job) noexcept nogil:
             and block_columns(job.width) >= 8)
 
 
+cdef inline Py_ssize_t line_gap(Py_ssize_t c, Py_ssize_t la, Py_ssize_t lb,
+                                Py_ssize_t length) noexcept nogil:
+    """How far packed line c + 1's biased place (packed_line's) lies past line
+    c's, in elements, lines of `length` in the band (la, lb): line c's end
+    less line c + 1's start."""
+    return (clip(c - la + 1, clip(c - lb, 0, length), length)
+            - clip(c + 1 - lb, 0, length))
+
+
 cdef void packed_extent(const Job *job, const char **lo,
                         const char **hi) noexcept nogil:
     """The bytes an UNPACK's packed vectors span, [lo, hi), their lines'
@@ -74,18 +83,21 @@ cdef bint blocked_group(elem_t *tag, const Job *job, char *d, const char *src,
                         Py_ssize_t i, Py_ssize_t n, Py_ssize_t first, Py_ssize_t hi,
                         Py_ssize_t block, const char *src_lo,
                         const char *src_hi) noexcept nogil:
-    """column_rows' group of rows [i, i + n) at d, n a multiple of `block`:
-    the columns [first, hi) by blocks (transpose_block), the last moved left
-    to end at cols (its lines the last block's and the next ones), every
-    line read down all n rows, past its span (elements the rows' fill then
-    overwrites); False, nothing written, where that would read outside
-    src's vectors, [src_lo, src_hi) (packed_extent)."""
-    cdef Py_ssize_t g, j, c, shared, w = job.width, step = job.src_col
+    """column_rows' group of rows [i, i + n) at d: the columns [first, hi)
+    by blocks (transpose_block), the last moved left to end at cols (its
+    lines the last block's and the next ones), every line read down all n
+    rows, past its span (elements the rows' fill then overwrites); False,
+    nothing written, where n is no multiple of `block`, the rows are
+    shorter than a block, or the reads would leave src's vectors, [src_lo,
+    src_hi) (packed_extent)."""
+    cdef Py_ssize_t g, j, shared, w = job.width, step = job.src_col
     cdef Py_ssize_t rows = job.rows, cols = job.cols, a = job.a, b = job.b
     # the columns the blocks cover: [j, last)
     cdef Py_ssize_t last = min(cols, first + (hi - first + block - 1) // block * block)
     cdef const char *line
     cdef const char *runs[16]
+    if n % block or cols < block:
+        return False
     j = min(first, cols - block)
     line = src + packed_line(job, j, step) + i * step
     if line < src_lo or (src + packed_line(job, last - 1, step) + (i + n) * step
@@ -94,10 +106,8 @@ cdef bint blocked_group(elem_t *tag, const Job *job, char *d, const char *src,
     g = 0
     while j < hi:
         for g in range(g, block):
-            runs[g] = line     # (the next line from this one's end)
-            c = j + g
-            line += (clip(c - a + 1, clip(c - b, 0, rows), rows)
-                     - clip(c + 1 - b, 0, rows)) * step
+            runs[g] = line
+            line += line_gap(j + g, a, b, rows) * step
         transpose_block(tag, d + j * w, job.dst_row, runs, n)
         j += block
         g = 0
@@ -123,7 +133,7 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     band's transpose), conjugated where job.xor says; a mirrored job's rows
     read their other band along their own line (unpacked_row). Each row's
     fill outside its spans."""
-    cdef Py_ssize_t g, j, k, n, done, hi, top, bottom, first, start, nxt, lo, up
+    cdef Py_ssize_t g, j, k, n, done, hi, top, bottom, first, lo, up
     cdef Py_ssize_t group = min(16, LINE_BYTES // job.width)
     cdef Py_ssize_t w = job.width, cols = job.cols, rows = job.rows
     cdef Py_ssize_t step = job.src_col
@@ -178,20 +188,17 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
             top = max(top, los[g])         # the columns every row keeps
             bottom = min(bottom, his[g])
         bottom = max(top, bottom)
-        if first < hi and not (whole and n == group and cols >= block and blocked_group(
+        if first < hi and not (whole and blocked_group(
                 tag, job, d, src, i, n, first, hi, block, src_lo, src_hi)):
             # line j's element p at line + p * step: packed_line's, then
             # the next line's from this one's end
             line = src + packed_line(job, first, step) + i * step
             j = first
             while j < hi:
-                start = clip(j - lb, 0, rows)
-                nxt = clip(j + 1 - lb, 0, rows)
                 if blocks and top <= j and j + block <= bottom:
                     for g in range(block):
                         runs[g] = line
-                        line += (clip(j + g - la + 1, start, rows) - nxt) * step
-                        start, nxt = nxt, clip(j + g + 2 - lb, 0, rows)
+                        line += line_gap(j + g, la, lb, rows) * step
                     done = transpose_block(tag, d + j * w, dst_row, runs, n)
                     for g in range(done, n):   # (the rows under the blocks')
                         for k in range(block):
@@ -208,7 +215,7 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                 else:
                     for g in range(n):
                         copy_elem(tag, d + g * dst_row + j * ds, line + g * step, w)
-                line += (clip(j - la + 1, start, rows) - nxt) * step
+                line += line_gap(j, la, lb, rows) * step
                 j += 1
             # the edges row by row: each row's span in them, no branch an
             # element
@@ -705,13 +712,10 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
     # reading the span alone, where a fill, a memcpy and a fill are three
     # calls a row; a PACK's spans copied inline (packed_span), where memcpy
     # is a call.
-    if pack:
-        job.vector = (_vectors == AVX512 and job.method == STRIDED
-                      and job.src_col == w and job.dst_col == w
-                      and nb * job.matrix_bytes < STREAM_MIN_BYTES)
-    else:
-        job.vector = (_vectors == AVX512 and job.method == STRIDED
-                      and unpacked_along(job) and job.fill_rest and not job.stream
-                      and (job.fill.byte >= 0 or 16 % w == 0))
+    job.vector = (_vectors == AVX512 and job.method == STRIDED
+                  and nb * job.matrix_bytes < STREAM_MIN_BYTES
+                  and (job.src_col == w and job.dst_col == w if pack else
+                       unpacked_along(job) and job.fill_rest
+                       and (job.fill.byte >= 0 or 16 % w == 0)))
     job.prefetch = False       # (contiguous_rows's: band jobs')
     return nb

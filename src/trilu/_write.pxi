@@ -909,12 +909,13 @@ cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef const char *s = job.src + so + r0 * src_row
     cdef char *d = job.dst + do + r0 * dst_row
     if job.vector and part == CROSSED:
-        if _vectors == AVX512 and line != NULL:
-            trilu_line_rows_avx512(d, line, dst_row, r0, r1, a, b, cols, w,
-                                   f.pattern)
-        elif _vectors == AVX512:
-            trilu_rows_avx512(d, s, dst_row, src_row, r0, r1, a, b, cols, w,
-                              f.pattern)
+        if _vectors == AVX512:
+            if line != NULL:
+                trilu_line_rows_avx512(d, line, dst_row, r0, r1, a, b, cols, w,
+                                       f.pattern)
+            else:
+                trilu_rows_avx512(d, s, dst_row, src_row, r0, r1, a, b, cols, w,
+                                  f.pattern)
         else:
             trilu_edge_rows_avx2(d, s, dst_row, src_row, r0, r1, a, b, cols, w,
                                  <const char *>NULL if f.byte == 0 else f.pattern)
