@@ -16,7 +16,10 @@
  *   row (fill, kept span, fill) in one loop of 64-byte stores, the bytes at
  *   the span's edges and the row's tail chosen by a mask register. A short
  *   row so written costs no call and reads no mask, where a memset and a
- *   memcpy cost a call each and a keep-mask one more load a store.
+ *   memcpy cost a call each and a keep-mask one more load a store. And the
+ *   transposed walk's streamed tiles of 8-byte elements, an 8x8 block's row
+ *   a whole line: from registers to dst in one streaming store, where the
+ *   tile's buffer costs a store and a load more an element.
  *
  * TRILU_AVX2=0 in the environment keeps the portable loops, TRILU_AVX512=0
  * the AVX2 ones (_write.pxi reads them).
@@ -291,6 +294,14 @@ static void trilu_edge_rows_avx2(char *d, const char *s, ptrdiff_t dst_row,
 
 #define TRILU_AVX512 __attribute__((target("avx512f,avx512bw,bmi2")))
 
+/* The 8 bytes at p. */
+static inline long long trilu_word(const char *p)
+{
+    long long v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
 /* The first n bytes of a vector (n <= 64). */
 TRILU_AVX512 static inline __mmask64 trilu_first(size_t n)
 {
@@ -476,6 +487,69 @@ static void trilu_pack_rows_avx512(char *line, const char *s, ptrdiff_t src_row,
     }
 }
 
+/* The lanes [lo, hi) of 8, lo and hi clipped to them. */
+static inline unsigned trilu_lanes8(ptrdiff_t lo, ptrdiff_t hi)
+{
+    lo = lo < 0 ? 0 : (lo > 8 ? 8 : lo);
+    hi = hi < lo ? lo : (hi > 8 ? 8 : hi);
+    return (0xFFu >> (8 - hi)) & (0xFFu << lo);
+}
+
+/* A transposed walk's tile of 8-byte elements, streamed to dst without a
+ * buffer: element (i, j), i in [i0, i1) and j in [j0, j1) (each a multiple
+ * of 8 long), from s[j - j0] + 8 * i (runs along rows, read forwards) to
+ * d[i - i0] + 8 * j where a <= j - i <= b, the fill (an element's bytes)
+ * elsewhere. An 8x8 block in registers at a time: a row of it is a whole
+ * line (each d[i] + 8 * j0 is aligned to one), one streaming store. A
+ * block across the band's edge loads its runs under masks, the fill in the
+ * lanes outside (nothing outside the band is read: a packed line's run
+ * ends at the band's edge); one wholly outside loads nothing. */
+TRILU_AVX512
+static void trilu_tile8_avx512(char *const *d, const char *const *s, ptrdiff_t i0,
+                               ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1,
+                               ptrdiff_t a, ptrdiff_t b, const char *fill)
+{
+    const __m512d f = _mm512_castsi512_pd(_mm512_set1_epi64(trilu_word(fill)));
+    __m512d r[8], t[8], u[8];
+    ptrdiff_t i, j;
+    int k, all;
+    for (j = j0; j < j1; j += 8)
+        for (i = i0; i < i1; i += 8) {
+            if (i >= j - a + 8 || i <= j - b - 8) {  /* none in the band */
+                for (k = 0; k < 8; k++)
+                    _mm512_stream_pd((double *)(d[i - i0 + k] + 8 * j), f);
+                continue;
+            }
+            all = j + 7 - b <= i && j - a + 1 >= i + 8;
+            for (k = 0; k < 8; k++)  /* run k's rows in the band */
+                r[k] = all ? _mm512_loadu_pd((const double *)(s[j - j0 + k] + 8 * i))
+                           : _mm512_mask_loadu_pd(
+                                 f, (__mmask8)trilu_lanes8(j + k - b - i, j + k - a - i + 1),
+                                 (const double *)(s[j - j0 + k] + 8 * i));
+            for (k = 0; k < 8; k += 2) {  /* pairs of runs interleaved */
+                t[k] = _mm512_unpacklo_pd(r[k], r[k + 1]);
+                t[k + 1] = _mm512_unpackhi_pd(r[k], r[k + 1]);
+            }
+            for (k = 0; k < 8; k += 4) {  /* then pairs of pairs, by 16 bytes */
+                u[k] = _mm512_shuffle_f64x2(t[k], t[k + 2], 0x88);
+                u[k + 1] = _mm512_shuffle_f64x2(t[k], t[k + 2], 0xDD);
+                u[k + 2] = _mm512_shuffle_f64x2(t[k + 1], t[k + 3], 0x88);
+                u[k + 3] = _mm512_shuffle_f64x2(t[k + 1], t[k + 3], 0xDD);
+            }
+            /* then fours, by 32 bytes: row k of the block */
+            r[0] = _mm512_shuffle_f64x2(u[0], u[4], 0x88);
+            r[1] = _mm512_shuffle_f64x2(u[2], u[6], 0x88);
+            r[2] = _mm512_shuffle_f64x2(u[1], u[5], 0x88);
+            r[3] = _mm512_shuffle_f64x2(u[3], u[7], 0x88);
+            r[4] = _mm512_shuffle_f64x2(u[0], u[4], 0xDD);
+            r[5] = _mm512_shuffle_f64x2(u[2], u[6], 0xDD);
+            r[6] = _mm512_shuffle_f64x2(u[1], u[5], 0xDD);
+            r[7] = _mm512_shuffle_f64x2(u[3], u[7], 0xDD);
+            for (k = 0; k < 8; k++)
+                _mm512_stream_pd((double *)(d[i - i0 + k] + 8 * j), r[k]);
+        }
+}
+
 /* CPUID says so, and the OS saves the registers (libgcc and compiler-rt
  * check XGETBV for that). */
 static int trilu_avx2_usable(void)
@@ -569,6 +643,14 @@ static void trilu_pack_rows_avx512(char *line, const char *s, ptrdiff_t src_row,
 {
     (void)line; (void)s; (void)src_row; (void)i0; (void)i1; (void)a; (void)b;
     (void)cols; (void)w;
+}
+
+static void trilu_tile8_avx512(char *const *d, const char *const *s, ptrdiff_t i0,
+                               ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1,
+                               ptrdiff_t a, ptrdiff_t b, const char *fill)
+{
+    (void)d; (void)s; (void)i0; (void)i1; (void)j0; (void)j1; (void)a; (void)b;
+    (void)fill;
 }
 
 static int trilu_avx2_usable(void)

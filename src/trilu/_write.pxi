@@ -71,6 +71,9 @@ cdef extern from "_simd.h" nogil:
                                           Py_ssize_t lo, Py_ssize_t hi)
     Py_ssize_t trilu_transpose_bytes_avx2(char *t, Py_ssize_t line, const char **s,
                                           Py_ssize_t lo, Py_ssize_t hi)
+    void trilu_tile8_avx512(char **d, const char **s, Py_ssize_t i0, Py_ssize_t i1,
+                            Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t a, Py_ssize_t b,
+                            const char *fill)
     int trilu_avx2_usable()    # 0 where the loop is not built
     int trilu_avx512_usable()
 
@@ -565,8 +568,17 @@ cdef void across_tile(elem_t *tag, char **drow, Py_ssize_t dstep,
     pattern, is given, each row's [j0, j1) whole, in streaming stores, its
     elements outside the band getting the fill): dst's rows, a power-of-two
     stride apart, would evict one another in cache if each column went
-    straight to all of them."""
+    straight to all of them. Streamed whole lines of 8-byte elements skip
+    the buffer on AVX-512 (trilu_tile8_avx512: an 8x8 block's row is a
+    line)."""
     cdef Py_ssize_t i, lo, hi, line = (j1 - j0) * w
+    if (fill != NULL and w == 8 and sstep == 8 and dstep == 8 and xor == NULL
+            and _vectors == AVX512 and (i1 - i0) % 8 == 0 and (j1 - j0) % 8 == 0
+            and <size_t>(drow[0] + j0 * 8) % LINE_BYTES == 0):
+        # (only streamed: into a result in cache, the buffer's row copies
+        # were faster, as for triu of an F-order 1024 x 1024 float64)
+        trilu_tile8_avx512(drow, scol, i0, i1, j0, j1, a, b, fill)
+        return
     gather_tile(tag, scol, sstep, i0, i1, j0, j1, a, b, w, xor, buf, ahead)
     for i in range(i0, i1):
         lo = clip(i + a, j0, j1)
@@ -775,6 +787,7 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef Py_ssize_t sstep = job.src_col if job.check != NULL else (
         job.src_row if pack or band else step)
     cdef Py_ssize_t b0, b1, c0, c1, i, j, lo, hi, mlo, mhi, first, last, ahead
+    cdef Py_ssize_t lines, length, la, lb
     cdef Py_ssize_t unequal = 0, nonzero = 0
     cdef char *drow[ACROSS_MAX]
     cdef char *prow[ACROSS_MAX]    # (a checked PACK's packed lines)
@@ -783,6 +796,7 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef const char *src = job.src + so
     cdef const char *x
     cdef char *d
+    packed_lines(job, &lines, &length, &la, &lb)
     b0 = r0
     while b0 < r1:
         b1 = min(b0 + side, r1)
@@ -867,13 +881,15 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
         c0 = first
         while c0 < last:
             c1 = min(c0 + width, last)
+            x = src + packed_line(job, c0, step)
             for j in range(c0, min(c1 + ACROSS_AHEAD, last)):
                 if job.check != NULL:  # row j, as the transpose's column
                     scol[j - c0] = src + j * job.src_row
                 elif pack or band:
                     scol[j - c0] = src + j * job.src_col
-                else:
-                    scol[j - c0] = src + packed_line(job, j, step)
+                else:              # each line from the one before (line j
+                    scol[j - c0] = x   # keeps p where la <= p - j <= lb)
+                    x += line_gap(j, -lb, -la, length) * step
             if job.check != NULL:
                 unequal += compare_tile(tag, drow, dstep, scol, sstep, b0, b1, c0,
                                         c1, ta, tb, w, job.check, buf,
