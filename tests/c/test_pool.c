@@ -769,6 +769,58 @@ static void check_transpose_narrow(void)
     printf("transpose_narrow: %d cases, AVX2 used\n", (int)cases);
 }
 
+/* trilu_tile8_avx512 (a streamed tile of 8-byte elements) against element
+ * by element copies: tiles of 8 and 16 rows and of 8 and 24 columns at
+ * several places, every band (a, b) from empty to all, the fill outside
+ * it; dst's rows (line-aligned at the tile) untouched outside the tile. */
+static void check_tile8(void)
+{
+    enum { RUNS = 24, RUN = 64, COLS = 48, ROWS = 16 };
+    static unsigned long long src[RUNS][RUN];
+    static unsigned long long raw[ROWS * COLS + 8], want[ROWS * COLS];
+    const ptrdiff_t places[][2] = {{0, 0}, {8, 16}, {40, 8}, {16, 24}};
+    const unsigned long long fill = 0xFFF8000000000123ULL;
+    unsigned long long *got = raw + (64 - (uintptr_t)raw % 64) % 64 / 8;
+    const char *s[RUNS];
+    char *d[ROWS];
+    ptrdiff_t a, b, i, j, i0, j0, rows, cols;
+    size_t cases = 0;
+    int p, k;
+    if (!trilu_avx512_usable()) {
+        printf("tile8: AVX-512 not used\n");
+        return;
+    }
+    for (k = 0; k < RUNS; k++) {
+        for (i = 0; i < RUN; i++)
+            src[k][i] = (unsigned long long)rnd(1UL << 31) << 32 | (unsigned long)rnd(1UL << 31);
+        s[k] = (const char *)src[k];  /* element i at s[k] + 8 * i */
+    }
+    for (i = 0; i < ROWS; i++)
+        d[i] = (char *)(got + i * COLS);
+    for (p = 0; p < 4; p++)
+        for (rows = 8; rows <= ROWS; rows += 8)
+            for (cols = 8; cols <= RUNS; cols += 16)
+                for (a = -40; a <= 40; a += 3)
+                    for (b = a - 1; b <= 60; b += 5) {
+                        i0 = places[p][0];
+                        j0 = places[p][1];
+                        memset(got, 0x5A, ROWS * COLS * 8);
+                        memset(want, 0x5A, sizeof want);
+                        for (i = 0; i < rows; i++)
+                            for (j = j0; j < j0 + cols; j++)
+                                want[i * COLS + j] = a <= j - (i0 + i) && j - (i0 + i) <= b
+                                    ? src[j - j0][i0 + i] : fill;
+                        trilu_tile8_avx512(d, s, i0, i0 + rows, j0, j0 + cols, a, b,
+                                           (const char *)&fill);
+                        trilu_stream_fence();
+                        CHECK(memcmp(got, want, sizeof want) == 0,
+                              "tile8_avx512 i0=%d j0=%d rows=%d cols=%d a=%d b=%d",
+                              (int)i0, (int)j0, (int)rows, (int)cols, (int)a, (int)b);
+                        cases++;
+                    }
+    printf("tile8: %d cases, AVX-512 used\n", (int)cases);
+}
+
 int main(int argc, char **argv)
 {
     long calls = argc > 1 ? atol(argv[1]) : 100000;
@@ -790,6 +842,7 @@ int main(int argc, char **argv)
     check_transpose();
     check_transpose8();
     check_transpose_narrow();
+    check_tile8();
     check_back_to_back(calls);
     check_after_idle();
     check_concurrent(calls / 10);
