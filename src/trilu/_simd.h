@@ -292,8 +292,6 @@ static void trilu_edge_rows_avx2(char *d, const char *s, ptrdiff_t dst_row,
     }
 }
 
-#define TRILU_AVX512 __attribute__((target("avx512f,avx512bw,bmi2")))
-
 /* The 8 bytes at p. */
 static inline long long trilu_word(const char *p)
 {
@@ -301,6 +299,72 @@ static inline long long trilu_word(const char *p)
     memcpy(&v, p, 8);
     return v;
 }
+
+/* The lanes [lo, hi) of 8, lo and hi clipped to them. */
+static inline unsigned trilu_lanes8(ptrdiff_t lo, ptrdiff_t hi)
+{
+    lo = lo < 0 ? 0 : (lo > 8 ? 8 : lo);
+    hi = hi < lo ? lo : (hi > 8 ? 8 : hi);
+    return (0xFFu >> (8 - hi)) & (0xFFu << lo);
+}
+
+/* The streamed tile of trilu_tile8_avx512 on AVX2: 4x4 blocks in
+ * registers (trilu_transpose4_avx2's), two side by side, so that a row of
+ * the pair is a whole line: two 32-byte streaming stores, one after the
+ * other. A run's elements outside the band are loaded under a mask (none
+ * read), the fill blended into their lanes. */
+__attribute__((target("avx2")))
+static void trilu_tile8_avx2(char *const *d, const char *const *s, ptrdiff_t i0,
+                             ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1, ptrdiff_t a,
+                             ptrdiff_t b, const char *fill)
+{
+    const __m256d f = _mm256_castsi256_pd(_mm256_set1_epi64x(trilu_word(fill)));
+    const __m256i lane = _mm256_setr_epi64x(1, 2, 4, 8);
+    __m256d r[8], t[4];
+    __m256i m;
+    ptrdiff_t i, j;
+    int k, h, all;
+    for (j = j0; j < j1; j += 8)
+        for (i = i0; i < i1; i += 4) {
+            if (i >= j - a + 8 || i <= j - b - 4) {  /* none in the band */
+                for (k = 0; k < 4; k++) {
+                    _mm256_stream_pd((double *)(d[i - i0 + k] + 8 * j), f);
+                    _mm256_stream_pd((double *)(d[i - i0 + k] + 8 * j + 32), f);
+                }
+                continue;
+            }
+            all = j + 7 - b <= i && j - a + 1 >= i + 4;
+            for (k = 0; k < 8; k++) {  /* run k's rows in the band */
+                if (all) {
+                    r[k] = _mm256_loadu_pd((const double *)(s[j - j0 + k] + 8 * i));
+                    continue;
+                }
+                m = _mm256_cmpeq_epi64(
+                    _mm256_and_si256(lane, _mm256_set1_epi64x(
+                        trilu_lanes8(j + k - b - i, j + k - a - i + 1) & 15)),
+                    lane);
+                r[k] = _mm256_blendv_pd(
+                    f, _mm256_maskload_pd((const double *)(s[j - j0 + k] + 8 * i), m),
+                    _mm256_castsi256_pd(m));
+            }
+            for (h = 0; h < 2; h++) {  /* runs 4h..4h + 3: a 4x4 block */
+                t[0] = _mm256_unpacklo_pd(r[4 * h], r[4 * h + 1]);
+                t[1] = _mm256_unpackhi_pd(r[4 * h], r[4 * h + 1]);
+                t[2] = _mm256_unpacklo_pd(r[4 * h + 2], r[4 * h + 3]);
+                t[3] = _mm256_unpackhi_pd(r[4 * h + 2], r[4 * h + 3]);
+                r[4 * h] = _mm256_permute2f128_pd(t[0], t[2], 0x20);
+                r[4 * h + 1] = _mm256_permute2f128_pd(t[1], t[3], 0x20);
+                r[4 * h + 2] = _mm256_permute2f128_pd(t[0], t[2], 0x31);
+                r[4 * h + 3] = _mm256_permute2f128_pd(t[1], t[3], 0x31);
+            }
+            for (k = 0; k < 4; k++) {  /* row k: its line's halves */
+                _mm256_stream_pd((double *)(d[i - i0 + k] + 8 * j), r[k]);
+                _mm256_stream_pd((double *)(d[i - i0 + k] + 8 * j + 32), r[k + 4]);
+            }
+        }
+}
+
+#define TRILU_AVX512 __attribute__((target("avx512f,avx512bw,bmi2")))
 
 /* The first n bytes of a vector (n <= 64). */
 TRILU_AVX512 static inline __mmask64 trilu_first(size_t n)
@@ -487,14 +551,6 @@ static void trilu_pack_rows_avx512(char *line, const char *s, ptrdiff_t src_row,
     }
 }
 
-/* The lanes [lo, hi) of 8, lo and hi clipped to them. */
-static inline unsigned trilu_lanes8(ptrdiff_t lo, ptrdiff_t hi)
-{
-    lo = lo < 0 ? 0 : (lo > 8 ? 8 : lo);
-    hi = hi < lo ? lo : (hi > 8 ? 8 : hi);
-    return (0xFFu >> (8 - hi)) & (0xFFu << lo);
-}
-
 /* A transposed walk's tile of 8-byte elements, streamed to dst without a
  * buffer: element (i, j), i in [i0, i1) and j in [j0, j1) (each a multiple
  * of 8 long), from s[j - j0] + 8 * i (runs along rows, read forwards) to
@@ -643,6 +699,14 @@ static void trilu_pack_rows_avx512(char *line, const char *s, ptrdiff_t src_row,
 {
     (void)line; (void)s; (void)src_row; (void)i0; (void)i1; (void)a; (void)b;
     (void)cols; (void)w;
+}
+
+static void trilu_tile8_avx2(char *const *d, const char *const *s, ptrdiff_t i0,
+                             ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1, ptrdiff_t a,
+                             ptrdiff_t b, const char *fill)
+{
+    (void)d; (void)s; (void)i0; (void)i1; (void)j0; (void)j1; (void)a; (void)b;
+    (void)fill;
 }
 
 static void trilu_tile8_avx512(char *const *d, const char *const *s, ptrdiff_t i0,

@@ -71,6 +71,9 @@ cdef extern from "_simd.h" nogil:
                                           Py_ssize_t lo, Py_ssize_t hi)
     Py_ssize_t trilu_transpose_bytes_avx2(char *t, Py_ssize_t line, const char **s,
                                           Py_ssize_t lo, Py_ssize_t hi)
+    void trilu_tile8_avx2(char **d, const char **s, Py_ssize_t i0, Py_ssize_t i1,
+                          Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t a, Py_ssize_t b,
+                          const char *fill)
     void trilu_tile8_avx512(char **d, const char **s, Py_ssize_t i0, Py_ssize_t i1,
                             Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t a, Py_ssize_t b,
                             const char *fill)
@@ -569,15 +572,18 @@ cdef void across_tile(elem_t *tag, char **drow, Py_ssize_t dstep,
     elements outside the band getting the fill): dst's rows, a power-of-two
     stride apart, would evict one another in cache if each column went
     straight to all of them. Streamed whole lines of 8-byte elements skip
-    the buffer on AVX-512 (trilu_tile8_avx512: an 8x8 block's row is a
-    line)."""
+    the buffer (trilu_tile8_avx512, _avx2: a block's row is a line, or two
+    blocks' side by side)."""
     cdef Py_ssize_t i, lo, hi, line = (j1 - j0) * w
     if (fill != NULL and w == 8 and sstep == 8 and dstep == 8 and xor == NULL
-            and _vectors == AVX512 and (i1 - i0) % 8 == 0 and (j1 - j0) % 8 == 0
+            and _vectors != PORTABLE and (i1 - i0) % 8 == 0 and (j1 - j0) % 8 == 0
             and <size_t>(drow[0] + j0 * 8) % LINE_BYTES == 0):
         # (only streamed: into a result in cache, the buffer's row copies
         # were faster, as for triu of an F-order 1024 x 1024 float64)
-        trilu_tile8_avx512(drow, scol, i0, i1, j0, j1, a, b, fill)
+        if _vectors == AVX512:
+            trilu_tile8_avx512(drow, scol, i0, i1, j0, j1, a, b, fill)
+        else:
+            trilu_tile8_avx2(drow, scol, i0, i1, j0, j1, a, b, fill)
         return
     gather_tile(tag, scol, sstep, i0, i1, j0, j1, a, b, w, xor, buf, ahead)
     for i in range(i0, i1):

@@ -769,10 +769,11 @@ static void check_transpose_narrow(void)
     printf("transpose_narrow: %d cases, AVX2 used\n", (int)cases);
 }
 
-/* trilu_tile8_avx512 (a streamed tile of 8-byte elements) against element
- * by element copies: tiles of 8 and 16 rows and of 8 and 24 columns at
- * several places, every band (a, b) from empty to all, the fill outside
- * it; dst's rows (line-aligned at the tile) untouched outside the tile. */
+/* trilu_tile8_avx512 and trilu_tile8_avx2 (a streamed tile of 8-byte
+ * elements) against element by element copies: tiles of 8 and 16 rows and
+ * of 8 and 24 columns at several places, every band (a, b) from empty to
+ * all, the fill outside it; dst's rows (line-aligned at the tile) untouched
+ * outside the tile. */
 static void check_tile8(void)
 {
     enum { RUNS = 24, RUN = 64, COLS = 48, ROWS = 16 };
@@ -785,11 +786,7 @@ static void check_tile8(void)
     char *d[ROWS];
     ptrdiff_t a, b, i, j, i0, j0, rows, cols;
     size_t cases = 0;
-    int p, k;
-    if (!trilu_avx512_usable()) {
-        printf("tile8: AVX-512 not used\n");
-        return;
-    }
+    int p, k, v;
     for (k = 0; k < RUNS; k++) {
         for (i = 0; i < RUN; i++)
             src[k][i] = (unsigned long long)rnd(1UL << 31) << 32 | (unsigned long)rnd(1UL << 31);
@@ -804,21 +801,29 @@ static void check_tile8(void)
                     for (b = a - 1; b <= 60; b += 5) {
                         i0 = places[p][0];
                         j0 = places[p][1];
-                        memset(got, 0x5A, ROWS * COLS * 8);
                         memset(want, 0x5A, sizeof want);
                         for (i = 0; i < rows; i++)
                             for (j = j0; j < j0 + cols; j++)
                                 want[i * COLS + j] = a <= j - (i0 + i) && j - (i0 + i) <= b
                                     ? src[j - j0][i0 + i] : fill;
-                        trilu_tile8_avx512(d, s, i0, i0 + rows, j0, j0 + cols, a, b,
-                                           (const char *)&fill);
-                        trilu_stream_fence();
-                        CHECK(memcmp(got, want, sizeof want) == 0,
-                              "tile8_avx512 i0=%d j0=%d rows=%d cols=%d a=%d b=%d",
-                              (int)i0, (int)j0, (int)rows, (int)cols, (int)a, (int)b);
-                        cases++;
+                        for (v = 0; v < 2; v++) {  /* AVX2's, AVX-512's */
+                            if (v ? !trilu_avx512_usable() : !trilu_avx2_usable())
+                                continue;
+                            memset(got, 0x5A, ROWS * COLS * 8);
+                            (v ? trilu_tile8_avx512 : trilu_tile8_avx2)(
+                                d, s, i0, i0 + rows, j0, j0 + cols, a, b,
+                                (const char *)&fill);
+                            trilu_stream_fence();
+                            CHECK(memcmp(got, want, sizeof want) == 0,
+                                  "tile8_%s i0=%d j0=%d rows=%d cols=%d a=%d b=%d",
+                                  v ? "avx512" : "avx2", (int)i0, (int)j0, (int)rows,
+                                  (int)cols, (int)a, (int)b);
+                            cases++;
+                        }
                     }
-    printf("tile8: %d cases, AVX-512 used\n", (int)cases);
+    printf("tile8: %d cases, AVX2 %s, AVX-512 %s\n", (int)cases,
+           trilu_avx2_usable() ? "used" : "not used",
+           trilu_avx512_usable() ? "used" : "not used");
 }
 
 int main(int argc, char **argv)
