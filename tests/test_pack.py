@@ -707,14 +707,16 @@ def test_unpack_side_by_side(dtype: str, rng) -> None:
 
 @pytest.mark.usefixtures("threads")
 @pytest.mark.parametrize(
-    "dtype", ["int8", "int16", "float32", "float64", "complex128", "V3"]
+    "dtype", ["int8", "int16", "float32", "float64", "complex64", "complex128", "V3"]
 )
 def test_unpack_columns_by_row_groups(dtype: str, rng) -> None:
     """An UNPACK column after column into matrices in cache goes a group of
     rows at a time (explain_packed's "columns"; a matrix past the caches
     goes by tiles), where both sides are contiguous and a register block
     holds 8 elements or more, every line of a group by blocks, read past
-    the spans ("blocked"): every band of matrices of fewer rows than a
+    the spans ("blocked"); 8-byte elements on AVX-512 by 8x8 blocks, the
+    fill with them, where rows and columns are 8 or more ("tiles"): every
+    band of matrices of fewer rows than a
     group, of groups and a rest, short and long rows, fewer columns than a
     block and a last block moved left; each fill; out= contiguous, a gap
     apart and strided; v contiguous and strided; a batch."""
@@ -725,8 +727,9 @@ def test_unpack_columns_by_row_groups(dtype: str, rng) -> None:
     assert _kernel.explain_packed(big, big[0], True, 0, None, True)["method"] == "tiled"
     # (register blocks of 16 bytes, or of 8 elements of 2 and 4 bytes)
     blocks = dtype_.itemsize in (1, 2, 4) and _kernel._vector_loops() != "portable"
+    tiles = dtype_.itemsize == 8 and _kernel._vector_loops() == "avx512"
     cycle = [None, *fill_cycle(dtype_)[:2]]
-    taken = blocked = 0
+    taken = blocked = tiled = 0
     for i, (n, m) in enumerate([(3, 9), (21, 19), (37, 70), (40, 23)]):
         for k, upper in itertools.product(range(-n - 1, m + 2, 4), (True, False)):
             v = make(dtype_, (2, count(n, m, k, upper)), rng)
@@ -746,6 +749,13 @@ def test_unpack_columns_by_row_groups(dtype: str, rng) -> None:
                     blocks and contiguous and plan.get("method") == "columns"
                 )
                 blocked += plan.get("blocked", False)
+                assert plan.get("tiles", False) == (
+                    tiles
+                    and contiguous
+                    and plan.get("method") == "columns"
+                    and min(n, m) >= 8
+                )
+                tiled += plan.get("tiles", False)
                 out[...] = make(dtype_, out.shape, rng)
                 got = trilu.unpack(lines, n, m, k, upper=upper, fill=fill, order="F",
                                    out=out)  # fmt: skip
@@ -753,6 +763,7 @@ def test_unpack_columns_by_row_groups(dtype: str, rng) -> None:
                 assert_same(out, exp)
     assert taken
     assert bool(blocked) == blocks
+    assert bool(tiled) == tiles
 
 
 @pytest.mark.usefixtures("threads")

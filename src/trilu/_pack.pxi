@@ -120,6 +120,50 @@ cdef bint blocked_group(elem_t *tag, const Job *job, char *d, const char *src,
     return True
 
 
+cdef inline bint column_tiles(const Job *job, Py_ssize_t r0,
+                              Py_ssize_t r1) noexcept nogil:
+    """Whether column_rows' rows [r0, r1) go as tiles of 8x8 blocks
+    (column_tile): 8-byte elements, both sides contiguous, the fill written,
+    no mirror, a block's rows and columns at least, AVX-512 (AVX2's pairs of
+    4x4 blocks lost to column_rows' 4x4 blocks and memsets: unpack(order=F)
+    of 8x100x100 int64 25 -> 28 us)."""
+    return (job.width == 8 and job.columns and not job.mirror and job.fill_rest
+            and job.src_col == 8 and job.dst_col == 8 and _vectors == AVX512
+            and job.cols >= 8 and r1 - r0 >= 8)
+
+
+cdef void column_tile(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
+                      Py_ssize_t r1) noexcept nogil:
+    """column_rows' rows [r0, r1) where column_tiles: up to 64 lines at a
+    time (their places found once), 8 rows of them at a time (tile8: blocks
+    in registers, each line read under masks inside the band, the fill in
+    the other lanes, a block's row one store; no fill pass, no element walk
+    at the band's edges), the last 8 columns and the last 8 rows moved back
+    to end at cols and at r1 (some written twice, alike)."""
+    cdef Py_ssize_t g, c, c1, i, j = 0, cols = job.cols, step = job.src_col
+    cdef char *drow[8]
+    cdef const char *lines[64]
+    cdef const char *src = job.src + so
+    cdef const char *line = src + packed_line(job, 0, step)  # line j's p: + p * 8
+    while j < cols:
+        c1 = min(j + 64, cols - cols % 8)   # whole blocks
+        if c1 <= j:            # the last block, moved back
+            j = cols - 8
+            c1 = cols
+            line = src + packed_line(job, j, step)
+        for c in range(j, c1):
+            lines[c - j] = line
+            line += line_gap(c, job.a, job.b, job.rows) * step
+        i = r0
+        while i < r1:
+            i = min(i, r1 - 8)
+            for g in range(8):
+                drow[g] = job.dst + do + (i + g) * job.dst_row
+            tile8(drow, lines, i, i + 8, j, c1, job.a, job.b, job.fill.pattern, False)
+            i += 8
+        j = c1
+
+
 cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                       Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
     """Rows [r0, r1) of an UNPACK in cache (COLUMNS) whose lines, or whose
@@ -376,7 +420,10 @@ cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef char *m = (<char *>job.src + so if pack else job.dst + do) + r0 * mrow
     cdef char *p = (job.dst + do if pack else <char *>job.src + so) + at * pcol
     if job.method == COLUMNS and part != FILLED:
-        column_rows(tag, job, so, do, r0, r1, part)
+        if column_tiles(job, r0, r1):
+            column_tile(job, so, do, r0, r1)
+        else:
+            column_rows(tag, job, so, do, r0, r1, part)
         return
     if job.method == SIDE_BY_SIDE:
         side_rows(tag, job, so, do, r0, r1, part)

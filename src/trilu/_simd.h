@@ -308,15 +308,31 @@ static inline unsigned trilu_lanes8(ptrdiff_t lo, ptrdiff_t hi)
     return (0xFFu >> (8 - hi)) & (0xFFu << lo);
 }
 
-/* The streamed tile of trilu_tile8_avx512 on AVX2: 4x4 blocks in
- * registers (trilu_transpose4_avx2's), two side by side, so that a row of
- * the pair is a whole line: two 32-byte streaming stores, one after the
- * other. A run's elements outside the band are loaded under a mask (none
+/* A block's row to p: a streaming store where `stream`, else a normal one. */
+#define TRILU_STORE256(p, v)                       \
+    do {                                           \
+        if (stream)                                \
+            _mm256_stream_pd((double *)(p), (v));  \
+        else                                       \
+            _mm256_storeu_pd((double *)(p), (v));  \
+    } while (0)
+#define TRILU_STORE512(p, v)                       \
+    do {                                           \
+        if (stream)                                \
+            _mm512_stream_pd((double *)(p), (v));  \
+        else                                       \
+            _mm512_storeu_pd((double *)(p), (v));  \
+    } while (0)
+
+/* The tile of trilu_tile8_avx512 on AVX2: 4x4 blocks in registers
+ * (trilu_transpose4_avx2's), two side by side, so that a row of the pair is
+ * a whole line (streamed: two 32-byte streaming stores, one after the
+ * other). A run's elements outside the band are loaded under a mask (none
  * read), the fill blended into their lanes. */
 __attribute__((target("avx2")))
 static void trilu_tile8_avx2(char *const *d, const char *const *s, ptrdiff_t i0,
                              ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1, ptrdiff_t a,
-                             ptrdiff_t b, const char *fill)
+                             ptrdiff_t b, const char *fill, int stream)
 {
     const __m256d f = _mm256_castsi256_pd(_mm256_set1_epi64x(trilu_word(fill)));
     const __m256i lane = _mm256_setr_epi64x(1, 2, 4, 8);
@@ -328,8 +344,8 @@ static void trilu_tile8_avx2(char *const *d, const char *const *s, ptrdiff_t i0,
         for (i = i0; i < i1; i += 4) {
             if (i >= j - a + 8 || i <= j - b - 4) {  /* none in the band */
                 for (k = 0; k < 4; k++) {
-                    _mm256_stream_pd((double *)(d[i - i0 + k] + 8 * j), f);
-                    _mm256_stream_pd((double *)(d[i - i0 + k] + 8 * j + 32), f);
+                    TRILU_STORE256(d[i - i0 + k] + 8 * j, f);
+                    TRILU_STORE256(d[i - i0 + k] + 8 * j + 32, f);
                 }
                 continue;
             }
@@ -358,8 +374,8 @@ static void trilu_tile8_avx2(char *const *d, const char *const *s, ptrdiff_t i0,
                 r[4 * h + 3] = _mm256_permute2f128_pd(t[1], t[3], 0x31);
             }
             for (k = 0; k < 4; k++) {  /* row k: its line's halves */
-                _mm256_stream_pd((double *)(d[i - i0 + k] + 8 * j), r[k]);
-                _mm256_stream_pd((double *)(d[i - i0 + k] + 8 * j + 32), r[k + 4]);
+                TRILU_STORE256(d[i - i0 + k] + 8 * j, r[k]);
+                TRILU_STORE256(d[i - i0 + k] + 8 * j + 32, r[k + 4]);
             }
         }
 }
@@ -551,19 +567,20 @@ static void trilu_pack_rows_avx512(char *line, const char *s, ptrdiff_t src_row,
     }
 }
 
-/* A transposed walk's tile of 8-byte elements, streamed to dst without a
- * buffer: element (i, j), i in [i0, i1) and j in [j0, j1) (each a multiple
- * of 8 long), from s[j - j0] + 8 * i (runs along rows, read forwards) to
+/* A tile of 8-byte elements, transposed straight to dst without a buffer:
+ * element (i, j), i in [i0, i1) and j in [j0, j1) (each a multiple of 8
+ * long), from s[j - j0] + 8 * i (runs along rows, read forwards) to
  * d[i - i0] + 8 * j where a <= j - i <= b, the fill (an element's bytes)
- * elsewhere. An 8x8 block in registers at a time: a row of it is a whole
- * line (each d[i] + 8 * j0 is aligned to one), one streaming store. A
- * block across the band's edge loads its runs under masks, the fill in the
- * lanes outside (nothing outside the band is read: a packed line's run
- * ends at the band's edge); one wholly outside loads nothing. */
+ * elsewhere. An 8x8 block in registers at a time, a row of it one store
+ * (where `stream`, a streaming store of a whole line: each d[i] + 8 * j0 is
+ * aligned to one). A block across the band's edge loads its runs under
+ * masks, the fill in the lanes outside (nothing outside the band is read:
+ * a packed line's run ends at the band's edge); one wholly outside loads
+ * nothing. */
 TRILU_AVX512
 static void trilu_tile8_avx512(char *const *d, const char *const *s, ptrdiff_t i0,
                                ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1,
-                               ptrdiff_t a, ptrdiff_t b, const char *fill)
+                               ptrdiff_t a, ptrdiff_t b, const char *fill, int stream)
 {
     const __m512d f = _mm512_castsi512_pd(_mm512_set1_epi64(trilu_word(fill)));
     __m512d r[8], t[8], u[8];
@@ -573,7 +590,7 @@ static void trilu_tile8_avx512(char *const *d, const char *const *s, ptrdiff_t i
         for (i = i0; i < i1; i += 8) {
             if (i >= j - a + 8 || i <= j - b - 8) {  /* none in the band */
                 for (k = 0; k < 8; k++)
-                    _mm512_stream_pd((double *)(d[i - i0 + k] + 8 * j), f);
+                    TRILU_STORE512(d[i - i0 + k] + 8 * j, f);
                 continue;
             }
             all = j + 7 - b <= i && j - a + 1 >= i + 8;
@@ -602,7 +619,7 @@ static void trilu_tile8_avx512(char *const *d, const char *const *s, ptrdiff_t i
             r[6] = _mm512_shuffle_f64x2(u[1], u[5], 0xDD);
             r[7] = _mm512_shuffle_f64x2(u[3], u[7], 0xDD);
             for (k = 0; k < 8; k++)
-                _mm512_stream_pd((double *)(d[i - i0 + k] + 8 * j), r[k]);
+                TRILU_STORE512(d[i - i0 + k] + 8 * j, r[k]);
         }
 }
 
@@ -703,18 +720,18 @@ static void trilu_pack_rows_avx512(char *line, const char *s, ptrdiff_t src_row,
 
 static void trilu_tile8_avx2(char *const *d, const char *const *s, ptrdiff_t i0,
                              ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1, ptrdiff_t a,
-                             ptrdiff_t b, const char *fill)
+                             ptrdiff_t b, const char *fill, int stream)
 {
     (void)d; (void)s; (void)i0; (void)i1; (void)j0; (void)j1; (void)a; (void)b;
-    (void)fill;
+    (void)fill; (void)stream;
 }
 
 static void trilu_tile8_avx512(char *const *d, const char *const *s, ptrdiff_t i0,
                                ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1,
-                               ptrdiff_t a, ptrdiff_t b, const char *fill)
+                               ptrdiff_t a, ptrdiff_t b, const char *fill, int stream)
 {
     (void)d; (void)s; (void)i0; (void)i1; (void)j0; (void)j1; (void)a; (void)b;
-    (void)fill;
+    (void)fill; (void)stream;
 }
 
 static int trilu_avx2_usable(void)

@@ -73,10 +73,10 @@ cdef extern from "_simd.h" nogil:
                                           Py_ssize_t lo, Py_ssize_t hi)
     void trilu_tile8_avx2(char **d, const char **s, Py_ssize_t i0, Py_ssize_t i1,
                           Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t a, Py_ssize_t b,
-                          const char *fill)
+                          const char *fill, bint stream)
     void trilu_tile8_avx512(char **d, const char **s, Py_ssize_t i0, Py_ssize_t i1,
                             Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t a, Py_ssize_t b,
-                            const char *fill)
+                            const char *fill, bint stream)
     int trilu_avx2_usable()    # 0 where the loop is not built
     int trilu_avx512_usable()
 
@@ -559,6 +559,16 @@ cdef void gather_tile(elem_t *tag, const char **scol, Py_ssize_t sstep,
         j += group
 
 
+cdef inline void tile8(char **d, const char **s, Py_ssize_t i0, Py_ssize_t i1,
+                       Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t a, Py_ssize_t b,
+                       const char *fill, bint stream) noexcept nogil:
+    """The level's trilu_tile8 (_simd.h; AVX2 or AVX-512)."""
+    if _vectors == AVX512:
+        trilu_tile8_avx512(d, s, i0, i1, j0, j1, a, b, fill, stream)
+    else:
+        trilu_tile8_avx2(d, s, i0, i1, j0, j1, a, b, fill, stream)
+
+
 cdef void across_tile(elem_t *tag, char **drow, Py_ssize_t dstep,
                       const char **scol, Py_ssize_t sstep, Py_ssize_t i0,
                       Py_ssize_t i1, Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t a,
@@ -580,10 +590,7 @@ cdef void across_tile(elem_t *tag, char **drow, Py_ssize_t dstep,
             and <size_t>(drow[0] + j0 * 8) % LINE_BYTES == 0):
         # (only streamed: into a result in cache, the buffer's row copies
         # were faster, as for triu of an F-order 1024 x 1024 float64)
-        if _vectors == AVX512:
-            trilu_tile8_avx512(drow, scol, i0, i1, j0, j1, a, b, fill)
-        else:
-            trilu_tile8_avx2(drow, scol, i0, i1, j0, j1, a, b, fill)
+        tile8(drow, scol, i0, i1, j0, j1, a, b, fill, True)
         return
     gather_tile(tag, scol, sstep, i0, i1, j0, j1, a, b, w, xor, buf, ahead)
     for i in range(i0, i1):

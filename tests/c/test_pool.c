@@ -769,8 +769,8 @@ static void check_transpose_narrow(void)
     printf("transpose_narrow: %d cases, AVX2 used\n", (int)cases);
 }
 
-/* trilu_tile8_avx512 and trilu_tile8_avx2 (a streamed tile of 8-byte
- * elements) against element by element copies: tiles of 8 and 16 rows and
+/* trilu_tile8_avx512 and trilu_tile8_avx2 (a tile of 8-byte elements,
+ * streamed or not) against element by element copies: tiles of 8 and 16 rows and
  * of 8 and 24 columns at several places, every band (a, b) from empty to
  * all, the fill outside it; dst's rows (line-aligned at the tile) untouched
  * outside the tile. */
@@ -806,18 +806,18 @@ static void check_tile8(void)
                             for (j = j0; j < j0 + cols; j++)
                                 want[i * COLS + j] = a <= j - (i0 + i) && j - (i0 + i) <= b
                                     ? src[j - j0][i0 + i] : fill;
-                        for (v = 0; v < 2; v++) {  /* AVX2's, AVX-512's */
-                            if (v ? !trilu_avx512_usable() : !trilu_avx2_usable())
+                        for (v = 0; v < 4; v++) {  /* AVX2's, AVX-512's; streamed */
+                            if (v & 1 ? !trilu_avx512_usable() : !trilu_avx2_usable())
                                 continue;
                             memset(got, 0x5A, ROWS * COLS * 8);
-                            (v ? trilu_tile8_avx512 : trilu_tile8_avx2)(
+                            (v & 1 ? trilu_tile8_avx512 : trilu_tile8_avx2)(
                                 d, s, i0, i0 + rows, j0, j0 + cols, a, b,
-                                (const char *)&fill);
+                                (const char *)&fill, v >> 1);
                             trilu_stream_fence();
                             CHECK(memcmp(got, want, sizeof want) == 0,
-                                  "tile8_%s i0=%d j0=%d rows=%d cols=%d a=%d b=%d",
-                                  v ? "avx512" : "avx2", (int)i0, (int)j0, (int)rows,
-                                  (int)cols, (int)a, (int)b);
+                                  "tile8_%s stream=%d i0=%d j0=%d rows=%d cols=%d "
+                                  "a=%d b=%d", v & 1 ? "avx512" : "avx2", v >> 1,
+                                  (int)i0, (int)j0, (int)rows, (int)cols, (int)a, (int)b);
                             cases++;
                         }
                     }
