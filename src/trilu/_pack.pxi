@@ -9,7 +9,7 @@
 # closer to contiguous for UNPACK (its writes): where the packed lines (or
 # PACK's matrix) run the other way, or an UNPACK's mirrored band does, the
 # TILED walk reads them across by tiles, or in cache an UNPACK's row groups
-# (COLUMNS). Small matrices of short rows go whole instead (MATRICES),
+# (COLUMNS; 8-byte elements by 8x8 blocks on AVX-512). Small matrices of short rows go whole instead (MATRICES),
 # through a table of their elements' offsets.
 
 cdef enum:
@@ -142,7 +142,7 @@ cdef void column_tile(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r
     to end at cols and at r1 (some written twice, alike)."""
     cdef Py_ssize_t g, c, c1, i, j = 0, cols = job.cols, step = job.src_col
     cdef char *drow[8]
-    cdef const char *lines[64]
+    cdef const char *lines[64]     # a chunk's: 512 bytes of each row at a time
     cdef const char *src = job.src + so
     cdef const char *line = src + packed_line(job, 0, step)  # line j's p: + p * 8
     while j < cols:
