@@ -714,12 +714,12 @@ def test_unpack_columns_by_row_groups(dtype: str, rng) -> None:
     rows at a time (explain_packed's "columns"; a matrix past the caches
     goes by tiles), where both sides are contiguous and a register block
     holds 8 elements or more, every line of a group by blocks, read past
-    the spans ("blocked"); 8-byte elements on AVX-512 by 8x8 blocks, the
-    fill with them, where rows and columns are 8 or more ("tiles"): every
-    band of matrices of fewer rows than a
-    group, of groups and a rest, short and long rows, fewer columns than a
-    block and a last block moved left; each fill; out= contiguous, a gap
-    apart and strided; v contiguous and strided; a batch."""
+    the spans ("blocked"); 4- and 8-byte elements on AVX-512 by square
+    blocks of a line's elements, the fill with them, where rows and columns
+    are a block's or more ("tiles"): every band of matrices of fewer rows
+    than a group, of groups and a rest, short and long rows, fewer columns
+    than a block and a last block moved left; each fill; out= contiguous, a
+    gap apart and strided; v contiguous and strided; a batch."""
     from trilu import _kernel  # noqa: PLC0415
 
     dtype_ = np.dtype(dtype)
@@ -727,10 +727,12 @@ def test_unpack_columns_by_row_groups(dtype: str, rng) -> None:
     assert _kernel.explain_packed(big, big[0], True, 0, None, True)["method"] == "tiled"
     # (register blocks of 16 bytes, or of 8 elements of 2 and 4 bytes)
     blocks = dtype_.itemsize in (1, 2, 4) and _kernel._vector_loops() != "portable"
-    tiles = dtype_.itemsize == 8 and _kernel._vector_loops() == "avx512"
+    # (square blocks of a line's 4- or 8-byte elements)
+    lanes = 64 // dtype_.itemsize if dtype_.itemsize in (4, 8) else 0
+    lanes = lanes if _kernel._vector_loops() == "avx512" else 0
     cycle = [None, *fill_cycle(dtype_)[:2]]
     taken = blocked = tiled = 0
-    for i, (n, m) in enumerate([(3, 9), (21, 19), (37, 70), (40, 23)]):
+    for i, (n, m) in enumerate([(3, 9), (21, 19), (37, 70), (40, 23), (12, 40)]):
         for k, upper in itertools.product(range(-n - 1, m + 2, 4), (True, False)):
             v = make(dtype_, (2, count(n, m, k, upper)), rng)
             fill = cycle[(i + k) % len(cycle)]
@@ -745,17 +747,12 @@ def test_unpack_columns_by_row_groups(dtype: str, rng) -> None:
                 assert plan.get("method", "columns") in ("columns", "matrices")
                 taken += plan.get("method") == "columns"
                 contiguous = out.strides[-1] == lines.strides[-1] == dtype_.itemsize
-                assert plan.get("blocked", False) == (
-                    blocks and contiguous and plan.get("method") == "columns"
-                )
+                columns = contiguous and plan.get("method") == "columns"
+                tiles = bool(lanes) and columns and min(n, m) >= lanes
+                assert plan.get("tiles", False) == tiles
+                tiled += tiles
+                assert plan.get("blocked", False) == (blocks and columns and not tiles)
                 blocked += plan.get("blocked", False)
-                assert plan.get("tiles", False) == (
-                    tiles
-                    and contiguous
-                    and plan.get("method") == "columns"
-                    and min(n, m) >= 8
-                )
-                tiled += plan.get("tiles", False)
                 out[...] = make(dtype_, out.shape, rng)
                 got = trilu.unpack(lines, n, m, k, upper=upper, fill=fill, order="F",
                                    out=out)  # fmt: skip
@@ -763,7 +760,7 @@ def test_unpack_columns_by_row_groups(dtype: str, rng) -> None:
                 assert_same(out, exp)
     assert taken
     assert bool(blocked) == blocks
-    assert bool(tiled) == tiles
+    assert bool(tiled) == bool(lanes)
 
 
 @pytest.mark.usefixtures("threads")

@@ -886,26 +886,28 @@ def explain_packed(cnp.ndarray mat not None, cnp.ndarray vec not None, bint unpa
     tests: the method, stream, threads, rows: an UNPACK's rows written as
     a band's (contiguous_rows), vector: its rows by AVX-512's row loops
     (an UNPACK's crossed ones, a PACK's spans copied inline), lines: its
-    tiles streamed whole lines wide (whole_tiles), blocked: its row groups'
-    lines all moved by blocks (blocked_columns), and tiles: its rows by 8x8
-    blocks of 8-byte elements, the fill with them (column_tiles). Nothing
-    is written."""
+    tiles streamed whole lines wide (whole_tiles), tiles: its rows by square
+    blocks of 4- or 8-byte elements, the fill with them (column_tiles), and
+    blocked: else its row groups' lines all moved by blocks
+    (blocked_columns). Nothing is written."""
     cdef Plan p
     cdef char pattern[PATTERN_BYTES]
     cdef Py_ssize_t offsets[OFFSETS_MAX]
     cdef int nd = matrix_dims(mat)
     cdef Py_ssize_t rows = cnp.PyArray_DIMS(mat)[nd - 2]
     cdef Py_ssize_t cols = cnp.PyArray_DIMS(mat)[nd - 1]
+    cdef bint tiles
     if not plan_packed_job(&p, mat, vec, UNPACK if unpack else PACK,
                            bound(lo, -rows, rows, cols), bound(hi, cols, rows, cols),
                            fill, columns, True, mirror and unpack, NULL, NULL, NULL,
                            pattern, offsets):
         return {}
+    tiles = p.job.method == COLUMNS and column_tiles(&p.job, 0, p.job.rows)
     return dict(method=_METHODS[p.job.method], stream=p.job.stream,
                 threads=p.threads, rows=p.job.method == STRIDED and unpacked_along(
                     &p.job), lines=p.job.method == TILED and whole_tiles(&p.job),
-                vector=p.job.vector, blocked=blocked_columns(&p.job),
-                tiles=p.job.method == COLUMNS and column_tiles(&p.job, 0, p.job.rows))
+                vector=p.job.vector, tiles=tiles,
+                blocked=blocked_columns(&p.job) and not tiles)
 
 
 include "_banded.pxi"

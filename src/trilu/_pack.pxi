@@ -9,8 +9,9 @@
 # closer to contiguous for UNPACK (its writes): where the packed lines (or
 # PACK's matrix) run the other way, or an UNPACK's mirrored band does, the
 # TILED walk reads them across by tiles, or in cache an UNPACK's row groups
-# (COLUMNS; 8-byte elements by 8x8 blocks on AVX-512). Small matrices of short rows go whole instead (MATRICES),
-# through a table of their elements' offsets.
+# (COLUMNS; 4- and 8-byte elements by square blocks on AVX-512). Small
+# matrices of short rows go whole instead (MATRICES), through a table of
+# their elements' offsets.
 
 cdef enum:
     # Matrices of short rows (under SPAN_CALL_BYTES, copied element by element
@@ -122,33 +123,37 @@ cdef bint blocked_group(elem_t *tag, const Job *job, char *d, const char *src,
 
 cdef inline bint column_tiles(const Job *job, Py_ssize_t r0,
                               Py_ssize_t r1) noexcept nogil:
-    """Whether column_rows' rows [r0, r1) go as tiles of 8x8 blocks
-    (column_tile): 8-byte elements, both sides contiguous, the fill written,
-    no mirror, a block's rows and columns at least, AVX-512 (AVX2's pairs of
-    4x4 blocks lost to column_rows' 4x4 blocks and memsets: unpack(order=F)
-    of 8x100x100 int64 25 -> 28 us)."""
-    return (job.width == 8 and job.columns and not job.mirror and job.fill_rest
-            and job.src_col == 8 and job.dst_col == 8 and _vectors == AVX512
-            and job.cols >= 8 and r1 - r0 >= 8)
+    """Whether column_rows' rows [r0, r1) go as tiles of square blocks
+    (column_tile): 4- and 8-byte elements, both sides contiguous, the fill
+    written, no mirror, a block's rows and columns at least, AVX-512
+    (AVX2's pairs of 4x4 blocks lost to column_rows' 4x4 blocks and memsets:
+    unpack(order=F) of 8x100x100 int64 25 -> 28 us)."""
+    cdef Py_ssize_t n = tile_lanes(job.width)
+    return (n and _vectors == AVX512 and job.columns and not job.mirror
+            and job.fill_rest and job.src_col == job.width
+            and job.dst_col == job.width and job.cols >= n and r1 - r0 >= n)
 
 
 cdef void column_tile(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
                       Py_ssize_t r1) noexcept nogil:
-    """column_rows' rows [r0, r1) where column_tiles: up to 64 lines at a
-    time (their places found once), 8 rows of them at a time (tile8: blocks
-    in registers, each line read under masks inside the band, the fill in
-    the other lanes, a block's row one store; no fill pass, no element walk
-    at the band's edges), the last 8 columns and the last 8 rows moved back
-    to end at cols and at r1 (some written twice, alike)."""
-    cdef Py_ssize_t g, c, c1, i, j = 0, cols = job.cols, step = job.src_col
-    cdef char *drow[8]
-    cdef const char *lines[64]     # a chunk's: 512 bytes of each row at a time
+    """column_rows' rows [r0, r1) where column_tiles: up to 512 lines at a
+    time (their places found once), n rows of them at a time (tile, n x n
+    blocks: in registers, each line read under masks inside the band, the
+    fill in the other lanes, a block's row one store; no fill pass, no
+    element walk at the band's edges), the last n columns and the last n
+    rows moved back to end at cols and at r1 (some written twice, alike)."""
+    cdef Py_ssize_t w = job.width, n = tile_lanes(w), step = job.src_col
+    cdef Py_ssize_t g, c, c1, i, j = 0, cols = job.cols
+    cdef char *drow[16]
+    # up to 512 lines' places found once (4 KiB of stack), the rows then
+    # a group at a time across them: each group's lines read while in L1D
+    cdef const char *lines[512]
     cdef const char *src = job.src + so
-    cdef const char *line = src + packed_line(job, 0, step)  # line j's p: + p * 8
+    cdef const char *line = src + packed_line(job, 0, step)  # line j's p: + p * w
     while j < cols:
-        c1 = min(j + 64, cols - cols % 8)   # whole blocks
+        c1 = min(j + 512, cols - cols % n)   # whole blocks
         if c1 <= j:            # the last block, moved back
-            j = cols - 8
+            j = cols - n
             c1 = cols
             line = src + packed_line(job, j, step)
         for c in range(j, c1):
@@ -156,11 +161,11 @@ cdef void column_tile(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r
             line += line_gap(c, job.a, job.b, job.rows) * step
         i = r0
         while i < r1:
-            i = min(i, r1 - 8)
-            for g in range(8):
+            i = min(i, r1 - n)
+            for g in range(n):
                 drow[g] = job.dst + do + (i + g) * job.dst_row
-            tile8(drow, lines, i, i + 8, j, c1, job.a, job.b, job.fill.pattern, False)
-            i += 8
+            tile(w, drow, lines, i, i + n, j, c1, job.a, job.b, job.fill.pattern, False)
+            i += n
         j = c1
 
 

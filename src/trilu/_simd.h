@@ -300,12 +300,20 @@ static inline long long trilu_word(const char *p)
     return v;
 }
 
-/* The lanes [lo, hi) of 8, lo and hi clipped to them. */
-static inline unsigned trilu_lanes8(ptrdiff_t lo, ptrdiff_t hi)
+/* The 4 bytes at p. */
+static inline unsigned trilu_word32(const char *p)
 {
-    lo = lo < 0 ? 0 : (lo > 8 ? 8 : lo);
-    hi = hi < lo ? lo : (hi > 8 ? 8 : hi);
-    return (0xFFu >> (8 - hi)) & (0xFFu << lo);
+    unsigned v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* The lanes [lo, hi) of n (16 at most), lo and hi clipped to them. */
+static inline unsigned trilu_lanes(ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t n)
+{
+    lo = lo < 0 ? 0 : (lo > n ? n : lo);
+    hi = hi < lo ? lo : (hi > n ? n : hi);
+    return ((1u << hi) - 1) & ~((1u << lo) - 1);
 }
 
 /* A block's row to p: a streaming store where `stream`, else a normal one. */
@@ -319,9 +327,9 @@ static inline unsigned trilu_lanes8(ptrdiff_t lo, ptrdiff_t hi)
 #define TRILU_STORE512(p, v)                       \
     do {                                           \
         if (stream)                                \
-            _mm512_stream_pd((double *)(p), (v));  \
+            _mm512_stream_si512((void *)(p), (v)); \
         else                                       \
-            _mm512_storeu_pd((double *)(p), (v));  \
+            _mm512_storeu_si512((void *)(p), (v)); \
     } while (0)
 
 /* The tile of trilu_tile8_avx512 on AVX2: 4x4 blocks in registers
@@ -357,7 +365,7 @@ static void trilu_tile8_avx2(char *const *d, const char *const *s, ptrdiff_t i0,
                 }
                 m = _mm256_cmpeq_epi64(
                     _mm256_and_si256(lane, _mm256_set1_epi64x(
-                        trilu_lanes8(j + k - b - i, j + k - a - i + 1) & 15)),
+                        trilu_lanes(j + k - b - i, j + k - a - i + 1, 4))),
                     lane);
                 r[k] = _mm256_blendv_pd(
                     f, _mm256_maskload_pd((const double *)(s[j - j0 + k] + 8 * i), m),
@@ -567,60 +575,119 @@ static void trilu_pack_rows_avx512(char *line, const char *s, ptrdiff_t src_row,
     }
 }
 
-/* A tile of 8-byte elements, transposed straight to dst without a buffer:
- * element (i, j), i in [i0, i1) and j in [j0, j1) (each a multiple of 8
- * long), from s[j - j0] + 8 * i (runs along rows, read forwards) to
- * d[i - i0] + 8 * j where a <= j - i <= b, the fill (an element's bytes)
- * elsewhere. An 8x8 block in registers at a time, a row of it one store
- * (where `stream`, a streaming store of a whole line: each d[i] + 8 * j0 is
- * aligned to one). A block across the band's edge loads its runs under
- * masks, the fill in the lanes outside (nothing outside the band is read:
- * a packed line's run ends at the band's edge); one wholly outside loads
- * nothing. */
+/* An 8x8 block of 8-byte elements transposed in registers: r[k]'s element
+ * q to r[q]'s element k (pairs of rows interleaved, then pairs of pairs by
+ * 16 bytes, then fours by 32). */
+TRILU_AVX512 static inline __attribute__((always_inline)) void
+trilu_transpose8x8(__m512i *r)
+{
+    __m512i t[8], u[8];
+    int k;
+    for (k = 0; k < 8; k += 2) {
+        t[k] = _mm512_unpacklo_epi64(r[k], r[k + 1]);
+        t[k + 1] = _mm512_unpackhi_epi64(r[k], r[k + 1]);
+    }
+    for (k = 0; k < 8; k += 4) {
+        u[k] = _mm512_shuffle_i64x2(t[k], t[k + 2], 0x88);
+        u[k + 1] = _mm512_shuffle_i64x2(t[k], t[k + 2], 0xDD);
+        u[k + 2] = _mm512_shuffle_i64x2(t[k + 1], t[k + 3], 0x88);
+        u[k + 3] = _mm512_shuffle_i64x2(t[k + 1], t[k + 3], 0xDD);
+    }
+    for (k = 0; k < 4; k++) {  /* u[0..3]: elements 0/4, 2/6, 1/5, 3/7 */
+        r[(k & 1) * 2 + (k >> 1)] = _mm512_shuffle_i64x2(u[k], u[k + 4], 0x88);
+        r[(k & 1) * 2 + (k >> 1) + 4] = _mm512_shuffle_i64x2(u[k], u[k + 4], 0xDD);
+    }
+}
+
+/* A 16x16 block of 4-byte elements transposed in registers: pairs of rows
+ * interleaved by 4 bytes, then by 8 (each 16-byte lane a column's four),
+ * then lanes of fours of rows by 16 bytes, twice. */
+TRILU_AVX512 static inline __attribute__((always_inline)) void
+trilu_transpose16x16(__m512i *r)
+{
+    __m512i t[16], u[16];
+    int k;
+    for (k = 0; k < 16; k += 2) {
+        t[k] = _mm512_unpacklo_epi32(r[k], r[k + 1]);
+        t[k + 1] = _mm512_unpackhi_epi32(r[k], r[k + 1]);
+    }
+    for (k = 0; k < 16; k += 4) {  /* u[k + m]: rows k..k + 3, element 4L + m */
+        u[k] = _mm512_unpacklo_epi64(t[k], t[k + 2]);
+        u[k + 1] = _mm512_unpackhi_epi64(t[k], t[k + 2]);
+        u[k + 2] = _mm512_unpacklo_epi64(t[k + 1], t[k + 3]);
+        u[k + 3] = _mm512_unpackhi_epi64(t[k + 1], t[k + 3]);
+    }
+    for (k = 0; k < 4; k++) {  /* t[k], t[k + 4]: elements k, k + 8 / k + 4, k + 12 */
+        t[k] = _mm512_shuffle_i32x4(u[k], u[k + 4], 0x88);
+        t[k + 4] = _mm512_shuffle_i32x4(u[k], u[k + 4], 0xDD);
+        t[k + 8] = _mm512_shuffle_i32x4(u[k + 8], u[k + 12], 0x88);
+        t[k + 12] = _mm512_shuffle_i32x4(u[k + 8], u[k + 12], 0xDD);
+    }
+    for (k = 0; k < 8; k++) {  /* rows k and k + 8 */
+        r[k] = _mm512_shuffle_i32x4(t[k], t[k + 8], 0x88);
+        r[k + 8] = _mm512_shuffle_i32x4(t[k], t[k + 8], 0xDD);
+    }
+}
+
+/* A tile of w-byte elements (4 or 8), transposed straight to dst without a
+ * buffer: element (i, j), i in [i0, i1) and j in [j0, j1) (each a multiple
+ * of a line's elements long), from s[j - j0] + w * i (runs along rows,
+ * read forwards) to d[i - i0] + w * j where a <= j - i <= b, the fill (an
+ * element's bytes) elsewhere. A square block of a line's elements in
+ * registers at a time, a row of it one store (where `stream`, a streaming
+ * store of a whole line: each d[i] + w * j0 is aligned to one). A block
+ * across the band's edge loads its runs under masks, the fill in the lanes
+ * outside (nothing outside the band is read: a packed line's run ends at
+ * the band's edge); one wholly outside loads nothing. */
+TRILU_AVX512 static inline __attribute__((always_inline)) void
+trilu_tile_avx512(char *const *d, const char *const *s, const ptrdiff_t w,
+                  ptrdiff_t i0, ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1, ptrdiff_t a,
+                  ptrdiff_t b, const char *fill, int stream)
+{
+    const ptrdiff_t n = 64 / w;
+    const __m512i f = w == 8 ? _mm512_set1_epi64(trilu_word(fill))
+                             : _mm512_set1_epi32((int)trilu_word32(fill));
+    __m512i r[16];
+    ptrdiff_t i, j;
+    unsigned m;
+    int k, all;
+    for (j = j0; j < j1; j += n)
+        for (i = i0; i < i1; i += n) {
+            if (i >= j - a + n || i <= j - b - n) {  /* none in the band */
+                for (k = 0; k < n; k++)
+                    TRILU_STORE512(d[i - i0 + k] + w * j, f);
+                continue;
+            }
+            all = j + n - 1 - b <= i && j - a + 1 >= i + n;
+            for (k = 0; k < n; k++) {  /* run k's rows in the band */
+                const char *p = s[j - j0 + k] + w * i;
+                m = all ? 0xFFFFu : trilu_lanes(j + k - b - i, j + k - a - i + 1, n);
+                r[k] = w == 8 ? _mm512_mask_loadu_epi64(f, (__mmask8)m, p)
+                              : _mm512_mask_loadu_epi32(f, (__mmask16)m, p);
+            }
+            if (w == 8)
+                trilu_transpose8x8(r);
+            else
+                trilu_transpose16x16(r);
+            for (k = 0; k < n; k++)
+                TRILU_STORE512(d[i - i0 + k] + w * j, r[k]);
+        }
+}
+
 TRILU_AVX512
 static void trilu_tile8_avx512(char *const *d, const char *const *s, ptrdiff_t i0,
                                ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1,
                                ptrdiff_t a, ptrdiff_t b, const char *fill, int stream)
 {
-    const __m512d f = _mm512_castsi512_pd(_mm512_set1_epi64(trilu_word(fill)));
-    __m512d r[8], t[8], u[8];
-    ptrdiff_t i, j;
-    int k, all;
-    for (j = j0; j < j1; j += 8)
-        for (i = i0; i < i1; i += 8) {
-            if (i >= j - a + 8 || i <= j - b - 8) {  /* none in the band */
-                for (k = 0; k < 8; k++)
-                    TRILU_STORE512(d[i - i0 + k] + 8 * j, f);
-                continue;
-            }
-            all = j + 7 - b <= i && j - a + 1 >= i + 8;
-            for (k = 0; k < 8; k++)  /* run k's rows in the band */
-                r[k] = all ? _mm512_loadu_pd((const double *)(s[j - j0 + k] + 8 * i))
-                           : _mm512_mask_loadu_pd(
-                                 f, (__mmask8)trilu_lanes8(j + k - b - i, j + k - a - i + 1),
-                                 (const double *)(s[j - j0 + k] + 8 * i));
-            for (k = 0; k < 8; k += 2) {  /* pairs of runs interleaved */
-                t[k] = _mm512_unpacklo_pd(r[k], r[k + 1]);
-                t[k + 1] = _mm512_unpackhi_pd(r[k], r[k + 1]);
-            }
-            for (k = 0; k < 8; k += 4) {  /* then pairs of pairs, by 16 bytes */
-                u[k] = _mm512_shuffle_f64x2(t[k], t[k + 2], 0x88);
-                u[k + 1] = _mm512_shuffle_f64x2(t[k], t[k + 2], 0xDD);
-                u[k + 2] = _mm512_shuffle_f64x2(t[k + 1], t[k + 3], 0x88);
-                u[k + 3] = _mm512_shuffle_f64x2(t[k + 1], t[k + 3], 0xDD);
-            }
-            /* then fours, by 32 bytes: row k of the block */
-            r[0] = _mm512_shuffle_f64x2(u[0], u[4], 0x88);
-            r[1] = _mm512_shuffle_f64x2(u[2], u[6], 0x88);
-            r[2] = _mm512_shuffle_f64x2(u[1], u[5], 0x88);
-            r[3] = _mm512_shuffle_f64x2(u[3], u[7], 0x88);
-            r[4] = _mm512_shuffle_f64x2(u[0], u[4], 0xDD);
-            r[5] = _mm512_shuffle_f64x2(u[2], u[6], 0xDD);
-            r[6] = _mm512_shuffle_f64x2(u[1], u[5], 0xDD);
-            r[7] = _mm512_shuffle_f64x2(u[3], u[7], 0xDD);
-            for (k = 0; k < 8; k++)
-                TRILU_STORE512(d[i - i0 + k] + 8 * j, r[k]);
-        }
+    trilu_tile_avx512(d, s, 8, i0, i1, j0, j1, a, b, fill, stream);
+}
+
+TRILU_AVX512
+static void trilu_tile4_avx512(char *const *d, const char *const *s, ptrdiff_t i0,
+                               ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1,
+                               ptrdiff_t a, ptrdiff_t b, const char *fill, int stream)
+{
+    trilu_tile_avx512(d, s, 4, i0, i1, j0, j1, a, b, fill, stream);
 }
 
 /* CPUID says so, and the OS saves the registers (libgcc and compiler-rt
@@ -727,6 +794,14 @@ static void trilu_tile8_avx2(char *const *d, const char *const *s, ptrdiff_t i0,
 }
 
 static void trilu_tile8_avx512(char *const *d, const char *const *s, ptrdiff_t i0,
+                               ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1,
+                               ptrdiff_t a, ptrdiff_t b, const char *fill, int stream)
+{
+    (void)d; (void)s; (void)i0; (void)i1; (void)j0; (void)j1; (void)a; (void)b;
+    (void)fill; (void)stream;
+}
+
+static void trilu_tile4_avx512(char *const *d, const char *const *s, ptrdiff_t i0,
                                ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1,
                                ptrdiff_t a, ptrdiff_t b, const char *fill, int stream)
 {

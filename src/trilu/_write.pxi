@@ -77,6 +77,9 @@ cdef extern from "_simd.h" nogil:
     void trilu_tile8_avx512(char **d, const char **s, Py_ssize_t i0, Py_ssize_t i1,
                             Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t a, Py_ssize_t b,
                             const char *fill, bint stream)
+    void trilu_tile4_avx512(char **d, const char **s, Py_ssize_t i0, Py_ssize_t i1,
+                            Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t a, Py_ssize_t b,
+                            const char *fill, bint stream)
     int trilu_avx2_usable()    # 0 where the loop is not built
     int trilu_avx512_usable()
 
@@ -559,11 +562,24 @@ cdef void gather_tile(elem_t *tag, const char **scol, Py_ssize_t sstep,
         j += group
 
 
-cdef inline void tile8(char **d, const char **s, Py_ssize_t i0, Py_ssize_t i1,
-                       Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t a, Py_ssize_t b,
-                       const char *fill, bint stream) noexcept nogil:
-    """The level's trilu_tile8 (_simd.h; AVX2 or AVX-512)."""
-    if _vectors == AVX512:
+cdef inline Py_ssize_t tile_lanes(Py_ssize_t w) noexcept nogil:
+    """The rows and columns of tile's blocks of w-byte elements (a line's
+    elements), or 0 where the level has none: 8-byte ones with AVX2 (two
+    4x4 blocks side by side) or AVX-512, 4-byte ones with AVX-512."""
+    if w == 8 and _vectors != PORTABLE:
+        return 8
+    if w == 4 and _vectors == AVX512:
+        return 16
+    return 0
+
+
+cdef inline void tile(Py_ssize_t w, char **d, const char **s, Py_ssize_t i0,
+                      Py_ssize_t i1, Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t a,
+                      Py_ssize_t b, const char *fill, bint stream) noexcept nogil:
+    """The level's trilu_tile of w-byte elements (_simd.h), where tile_lanes."""
+    if w == 4:
+        trilu_tile4_avx512(d, s, i0, i1, j0, j1, a, b, fill, stream)
+    elif _vectors == AVX512:
         trilu_tile8_avx512(d, s, i0, i1, j0, j1, a, b, fill, stream)
     else:
         trilu_tile8_avx2(d, s, i0, i1, j0, j1, a, b, fill, stream)
@@ -581,16 +597,17 @@ cdef void across_tile(elem_t *tag, char **drow, Py_ssize_t dstep,
     pattern, is given, each row's [j0, j1) whole, in streaming stores, its
     elements outside the band getting the fill): dst's rows, a power-of-two
     stride apart, would evict one another in cache if each column went
-    straight to all of them. Streamed whole lines of 8-byte elements skip
-    the buffer (trilu_tile8_avx512, _avx2: a block's row is a line, or two
-    blocks' side by side)."""
+    straight to all of them. Streamed whole lines of 4- and 8-byte elements
+    skip the buffer (tile: a block's row is a line, or two blocks' side by
+    side)."""
     cdef Py_ssize_t i, lo, hi, line = (j1 - j0) * w
-    if (fill != NULL and w == 8 and sstep == 8 and dstep == 8 and xor == NULL
-            and _vectors != PORTABLE and (i1 - i0) % 8 == 0 and (j1 - j0) % 8 == 0
-            and <size_t>(drow[0] + j0 * 8) % LINE_BYTES == 0):
+    cdef Py_ssize_t n = tile_lanes(w) if (
+        fill != NULL and sstep == w and dstep == w and xor == NULL) else 0
+    if (n and (i1 - i0) % n == 0 and (j1 - j0) % n == 0
+            and <size_t>(drow[0] + j0 * w) % LINE_BYTES == 0):
         # (only streamed: into a result in cache, the buffer's row copies
         # were faster, as for triu of an F-order 1024 x 1024 float64)
-        tile8(drow, scol, i0, i1, j0, j1, a, b, fill, True)
+        tile(w, drow, scol, i0, i1, j0, j1, a, b, fill, True)
         return
     gather_tile(tag, scol, sstep, i0, i1, j0, j1, a, b, w, xor, buf, ahead)
     for i in range(i0, i1):

@@ -769,59 +769,67 @@ static void check_transpose_narrow(void)
     printf("transpose_narrow: %d cases, AVX2 used\n", (int)cases);
 }
 
-/* trilu_tile8_avx512 and trilu_tile8_avx2 (a tile of 8-byte elements,
- * streamed or not) against element by element copies: tiles of 8 and 16 rows and
- * of 8 and 24 columns at several places, every band (a, b) from empty to
- * all, the fill outside it; dst's rows (line-aligned at the tile) untouched
- * outside the tile. */
-static void check_tile8(void)
+/* The tiles of 8-byte elements (trilu_tile8_avx2, trilu_tile8_avx512) and
+ * of 4-byte ones (trilu_tile4_avx512), streamed or not, against element by
+ * element copies: tiles of 1 and 2 blocks' rows and of 1 and 3 blocks'
+ * columns at four places, every band (a, b) from empty to all, a fill
+ * outside it; dst's rows (line-aligned at the tile) untouched around the
+ * tile. */
+static void check_tiles(void)
 {
-    enum { RUNS = 24, RUN = 64, COLS = 48, ROWS = 16 };
-    static unsigned long long src[RUNS][RUN];
-    static unsigned long long raw[ROWS * COLS + 8], want[ROWS * COLS];
-    const ptrdiff_t places[][2] = {{0, 0}, {8, 16}, {40, 8}, {16, 24}};
-    const unsigned long long fill = 0xFFF8000000000123ULL;
-    unsigned long long *got = raw + (64 - (uintptr_t)raw % 64) % 64 / 8;
-    const char *s[RUNS];
-    char *d[ROWS];
-    ptrdiff_t a, b, i, j, i0, j0, rows, cols;
+    typedef void tile_fn(char *const *, const char *const *, ptrdiff_t, ptrdiff_t,
+                         ptrdiff_t, ptrdiff_t, ptrdiff_t, ptrdiff_t, const char *, int);
+    static unsigned char src[48][512], raw[12 * 16 * 16 * 4 + 64], want[12 * 16 * 16 * 4];
+    const unsigned long long fill = 0xFFF8000000000123ULL;  /* (its first w bytes) */
+    unsigned char *got = raw + (64 - (uintptr_t)raw % 64) % 64;
+    const char *s[48];
+    char *d[32];
+    tile_fn *fns[3] = {trilu_tile8_avx2, trilu_tile8_avx512, trilu_tile4_avx512};
+    static const ptrdiff_t at[4][2] = {{0, 0}, {1, 2}, {5, 1}, {2, 3}};  /* blocks */
+    ptrdiff_t a, b, i, j, i0, j0, rows, cols, n, w, row;
     size_t cases = 0;
-    int p, k, v;
-    for (k = 0; k < RUNS; k++) {
-        for (i = 0; i < RUN; i++)
-            src[k][i] = (unsigned long long)rnd(1UL << 31) << 32 | (unsigned long)rnd(1UL << 31);
-        s[k] = (const char *)src[k];  /* element i at s[k] + 8 * i */
+    int p, k, v, f;
+    for (k = 0; k < 48; k++) {
+        for (i = 0; i < 512; i++)
+            src[k][i] = (unsigned char)rnd(256);
+        s[k] = (const char *)src[k];  /* element i at s[k] + w * i */
     }
-    for (i = 0; i < ROWS; i++)
-        d[i] = (char *)(got + i * COLS);
-    for (p = 0; p < 4; p++)
-        for (rows = 8; rows <= ROWS; rows += 8)
-            for (cols = 8; cols <= RUNS; cols += 16)
-                for (a = -40; a <= 40; a += 3)
-                    for (b = a - 1; b <= 60; b += 5) {
-                        i0 = places[p][0];
-                        j0 = places[p][1];
-                        memset(want, 0x5A, sizeof want);
-                        for (i = 0; i < rows; i++)
-                            for (j = j0; j < j0 + cols; j++)
-                                want[i * COLS + j] = a <= j - (i0 + i) && j - (i0 + i) <= b
-                                    ? src[j - j0][i0 + i] : fill;
-                        for (v = 0; v < 4; v++) {  /* AVX2's, AVX-512's; streamed */
-                            if (v & 1 ? !trilu_avx512_usable() : !trilu_avx2_usable())
-                                continue;
-                            memset(got, 0x5A, ROWS * COLS * 8);
-                            (v & 1 ? trilu_tile8_avx512 : trilu_tile8_avx2)(
-                                d, s, i0, i0 + rows, j0, j0 + cols, a, b,
-                                (const char *)&fill, v >> 1);
-                            trilu_stream_fence();
-                            CHECK(memcmp(got, want, sizeof want) == 0,
-                                  "tile8_%s stream=%d i0=%d j0=%d rows=%d cols=%d "
-                                  "a=%d b=%d", v & 1 ? "avx512" : "avx2", v >> 1,
-                                  (int)i0, (int)j0, (int)rows, (int)cols, (int)a, (int)b);
-                            cases++;
-                        }
-                    }
-    printf("tile8: %d cases, AVX2 %s, AVX-512 %s\n", (int)cases,
+    for (f = 0; f < 3; f++) {
+        if (f == 0 ? !trilu_avx2_usable() : !trilu_avx512_usable())
+            continue;
+        w = f == 2 ? 4 : 8;
+        n = 64 / w;                   /* a block's rows and columns */
+        row = 6 * n * w;              /* dst's rows: whole lines */
+        for (i = 0; i < 2 * n; i++)
+            d[i] = (char *)got + i * row;
+        for (p = 0; p < 4; p++)
+            for (rows = n; rows <= 2 * n; rows += n)
+                for (cols = n; cols <= 3 * n; cols += 2 * n)
+                    for (a = -5 * n; a <= 5 * n; a += 3)
+                        for (b = a - 1; b <= 7 * n; b += 5)
+                            for (v = 0; v < 2; v++) {  /* streamed or not */
+                                i0 = n * at[p][0];
+                                j0 = n * at[p][1];
+                                memset(got, 0x5A, (size_t)(2 * n * row));
+                                memset(want, 0x5A, (size_t)(2 * n * row));
+                                for (i = 0; i < rows; i++)
+                                    for (j = j0; j < j0 + cols; j++)
+                                        memcpy(want + i * row + j * w,
+                                               a <= j - (i0 + i) && j - (i0 + i) <= b
+                                                   ? (const void *)(s[j - j0] + (i0 + i) * w)
+                                                   : (const void *)&fill,
+                                               (size_t)w);
+                                fns[f](d, s, i0, i0 + rows, j0, j0 + cols, a, b,
+                                       (const char *)&fill, v);
+                                trilu_stream_fence();
+                                CHECK(memcmp(got, want, (size_t)(2 * n * row)) == 0,
+                                      "tile %d stream=%d i0=%d j0=%d rows=%d cols=%d "
+                                      "a=%d b=%d", f, v, (int)i0, (int)j0, (int)rows,
+                                      (int)cols, (int)a, (int)b);
+                                cases++;
+                            }
+    }
+    printf("tiles: %d cases, AVX2 %s, AVX-512 %s\n", (int)cases,
            trilu_avx2_usable() ? "used" : "not used",
            trilu_avx512_usable() ? "used" : "not used");
 }
@@ -847,7 +855,7 @@ int main(int argc, char **argv)
     check_transpose();
     check_transpose8();
     check_transpose_narrow();
-    check_tile8();
+    check_tiles();
     check_back_to_back(calls);
     check_after_idle();
     check_concurrent(calls / 10);
