@@ -17,9 +17,10 @@
  *   the span's edges and the row's tail chosen by a mask register. A short
  *   row so written costs no call and reads no mask, where a memset and a
  *   memcpy cost a call each and a keep-mask one more load a store. And the
- *   transposed walk's streamed tiles of 8-byte elements, an 8x8 block's row
- *   a whole line: from registers to dst in one streaming store, where the
- *   tile's buffer costs a store and a load more an element.
+ *   transposed walk's tiles of 4- and 8-byte elements, a square block's
+ *   row a whole line (with AVX2, two 4x4 blocks' of 8-byte ones): from
+ *   registers to dst in one store, streaming where the result streams,
+ *   where the tile's buffer costs a store and a load more an element.
  *
  * TRILU_AVX2=0 in the environment keeps the portable loops, TRILU_AVX512=0
  * the AVX2 ones (_write.pxi reads them).
