@@ -902,7 +902,7 @@ def explain_packed(cnp.ndarray mat not None, cnp.ndarray vec not None, bint unpa
                            fill, columns, True, mirror and unpack, NULL, NULL, NULL,
                            pattern, offsets):
         return {}
-    tiles = p.job.method == COLUMNS and column_tiles(&p.job, 0, p.job.rows)
+    tiles = column_tiles(&p.job, 0, p.job.rows)
     return dict(method=_METHODS[p.job.method], stream=p.job.stream,
                 threads=p.threads, rows=p.job.method == STRIDED and unpacked_along(
                     &p.job), lines=p.job.method == TILED and whole_tiles(&p.job),

@@ -42,25 +42,29 @@ cdef inline void edge_elem(elem_t *tag, char *d, const char *s, Py_ssize_t w,
         copy_elem(tag, d, s, w)
 
 
+cdef inline bint whole_groups(const Job *job) noexcept nogil:
+    """Whether COLUMNS may write its groups' rows whole, the fill with the
+    lines (over what they read past the spans): without a mirror, the fill
+    written, both sides contiguous."""
+    return (job.method == COLUMNS and not job.mirror and job.fill_rest
+            and job.src_col == job.width and job.dst_col == job.width)
+
+
 cdef inline bint blocked_columns(const Job *job) noexcept nogil:
     """Whether column_rows moves every line of its groups by blocks
-    (blocked_group), none element by element: without a mirror, the fill
-    written (it overwrites what the blocks read past the spans), both sides
-    contiguous, blocks of 8 elements or more (a 4x4 block of 8-byte ones
-    saves too little over the element walk to pay for reading and filling
-    past the spans)."""
-    return (job.method == COLUMNS and not job.mirror and job.fill_rest
-            and job.src_col == job.width and job.dst_col == job.width
-            and block_columns(job.width) >= 8)
+    (blocked_group), none element by element: whole_groups, blocks of 8
+    elements or more (a 4x4 block of 8-byte ones saves too little over the
+    element walk to pay for reading and filling past the spans)."""
+    return whole_groups(job) and block_columns(job.width) >= 8
 
 
 cdef inline Py_ssize_t line_gap(Py_ssize_t c, Py_ssize_t la, Py_ssize_t lb,
                                 Py_ssize_t length) noexcept nogil:
     """How far packed line c + 1's biased place (packed_line's) lies past line
-    c's, in elements, lines of `length` in the band (la, lb): line c's end
-    less line c + 1's start."""
-    return (clip(c - la + 1, clip(c - lb, 0, length), length)
-            - clip(c + 1 - lb, 0, length))
+    c's, in elements, lines of `length` in the band (la, lb) (packed_lines':
+    line c holds [c + la, c + lb]): line c's end less line c + 1's start."""
+    return (clip(c + lb + 1, clip(c + la, 0, length), length)
+            - clip(c + 1 + la, 0, length))
 
 
 cdef void packed_extent(const Job *job, const char **lo,
@@ -92,13 +96,14 @@ cdef bint blocked_group(elem_t *tag, const Job *job, char *d, const char *src,
     shorter than a block, or the reads would leave src's vectors, [src_lo,
     src_hi) (packed_extent)."""
     cdef Py_ssize_t g, j, shared, w = job.width, step = job.src_col
-    cdef Py_ssize_t rows = job.rows, cols = job.cols, a = job.a, b = job.b
+    cdef Py_ssize_t cols = job.cols, lines, length, la, lb
     # the columns the blocks cover: [j, last)
     cdef Py_ssize_t last = min(cols, first + (hi - first + block - 1) // block * block)
     cdef const char *line
     cdef const char *runs[16]
     if n % block or cols < block:
         return False
+    packed_lines(job, &lines, &length, &la, &lb)
     j = min(first, cols - block)
     line = src + packed_line(job, j, step) + i * step
     if line < src_lo or (src + packed_line(job, last - 1, step) + (i + n) * step
@@ -108,7 +113,7 @@ cdef bint blocked_group(elem_t *tag, const Job *job, char *d, const char *src,
     while j < hi:
         for g in range(g, block):
             runs[g] = line
-            line += line_gap(j + g, a, b, rows) * step
+            line += line_gap(j + g, la, lb, length) * step
         transpose_block(tag, d + j * w, job.dst_row, runs, n)
         j += block
         g = 0
@@ -124,14 +129,13 @@ cdef bint blocked_group(elem_t *tag, const Job *job, char *d, const char *src,
 cdef inline bint column_tiles(const Job *job, Py_ssize_t r0,
                               Py_ssize_t r1) noexcept nogil:
     """Whether column_rows' rows [r0, r1) go as tiles of square blocks
-    (column_tile): 4- and 8-byte elements, both sides contiguous, the fill
-    written, no mirror, a block's rows and columns at least, AVX-512
-    (AVX2's pairs of 4x4 blocks lost to column_rows' 4x4 blocks and memsets:
-    unpack(order=F) of 8x100x100 int64 25 -> 28 us)."""
+    (column_tile): whole_groups, 4- and 8-byte elements, a block's rows and
+    columns at least, AVX-512 (AVX2's pairs of 4x4 blocks lost to
+    column_rows' 4x4 blocks and memsets: unpack(order=F) of 8x100x100
+    int64 25 -> 28 us)."""
     cdef Py_ssize_t n = tile_lanes(job.width)
-    return (n and _vectors == AVX512 and job.columns and not job.mirror
-            and job.fill_rest and job.src_col == job.width
-            and job.dst_col == job.width and job.cols >= n and r1 - r0 >= n)
+    return (n and _vectors == AVX512 and whole_groups(job) and job.cols >= n
+            and r1 - r0 >= n)
 
 
 cdef void column_tile(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
@@ -143,13 +147,14 @@ cdef void column_tile(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r
     element walk at the band's edges), the last n columns and the last n
     rows moved back to end at cols and at r1 (some written twice, alike)."""
     cdef Py_ssize_t w = job.width, n = tile_lanes(w), step = job.src_col
-    cdef Py_ssize_t g, c, c1, i, j = 0, cols = job.cols
+    cdef Py_ssize_t g, c, c1, i, j = 0, cols = job.cols, count, length, la, lb
     cdef char *drow[16]
     # up to 512 lines' places found once (4 KiB of stack), the rows then
     # a group at a time across them: each group's lines read while in L1D
     cdef const char *lines[512]
     cdef const char *src = job.src + so
     cdef const char *line = src + packed_line(job, 0, step)  # line j's p: + p * w
+    packed_lines(job, &count, &length, &la, &lb)
     while j < cols:
         c1 = min(j + 512, cols - cols % n)   # whole blocks
         if c1 <= j:            # the last block, moved back
@@ -158,7 +163,7 @@ cdef void column_tile(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r
             line = src + packed_line(job, j, step)
         for c in range(j, c1):
             lines[c - j] = line
-            line += line_gap(c, job.a, job.b, job.rows) * step
+            line += line_gap(c, la, lb, length) * step
         i = r0
         while i < r1:
             i = min(i, r1 - n)
@@ -183,17 +188,16 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     read their other band along their own line (unpacked_row). Each row's
     fill outside its spans."""
     cdef Py_ssize_t g, j, k, n, done, hi, top, bottom, first, lo, up
+    cdef Py_ssize_t lines, length, la, lb
     cdef Py_ssize_t group = min(16, LINE_BYTES // job.width)
-    cdef Py_ssize_t w = job.width, cols = job.cols, rows = job.rows
+    cdef Py_ssize_t w = job.width, cols = job.cols
     cdef Py_ssize_t step = job.src_col
     cdef Py_ssize_t ds = job.dst_col, dst_row = job.dst_row
     cdef bint rest = job.fill_rest, mirror = job.mirror
     cdef bint mirrored_across = mirror and not job.columns
-    # the band read across (each row's span) and its lines' (as columns)
+    # the band read across (each row's span)
     cdef Py_ssize_t a = job.ma if mirrored_across else job.a
     cdef Py_ssize_t b = job.mb if mirrored_across else job.b
-    cdef Py_ssize_t la = -job.b if mirrored_across else job.a
-    cdef Py_ssize_t lb = -job.a if mirrored_across else job.b
     cdef const char *xor = job.xor if mirrored_across else NULL
     cdef Py_ssize_t block = transpose_columns(tag)
     cdef bint blocks = block and step == w and ds == w and xor == NULL
@@ -209,6 +213,7 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef Py_ssize_t los[16]
     cdef Py_ssize_t his[16]
     cdef Py_ssize_t i = r0
+    packed_lines(job, &lines, &length, &la, &lb)
     if whole:
         packed_extent(job, &src_lo, &src_hi)
     while i < r1:
@@ -247,7 +252,7 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                 if blocks and top <= j and j + block <= bottom:
                     for g in range(block):
                         runs[g] = line
-                        line += line_gap(j + g, la, lb, rows) * step
+                        line += line_gap(j + g, la, lb, length) * step
                     done = transpose_block(tag, d + j * w, dst_row, runs, n)
                     for g in range(done, n):   # (the rows under the blocks')
                         for k in range(block):
@@ -264,7 +269,7 @@ cdef void column_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                 else:
                     for g in range(n):
                         copy_elem(tag, d + g * dst_row + j * ds, line + g * step, w)
-                line += line_gap(j, la, lb, rows) * step
+                line += line_gap(j, la, lb, length) * step
                 j += 1
             # the edges row by row: each row's span in them, no branch an
             # element

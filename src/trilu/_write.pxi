@@ -911,15 +911,16 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
         c0 = first
         while c0 < last:
             c1 = min(c0 + width, last)
-            x = src + packed_line(job, c0, step)
+            if job.check == NULL and not (pack or band):
+                x = src + packed_line(job, c0, step)   # then line after line
             for j in range(c0, min(c1 + ACROSS_AHEAD, last)):
                 if job.check != NULL:  # row j, as the transpose's column
                     scol[j - c0] = src + j * job.src_row
                 elif pack or band:
                     scol[j - c0] = src + j * job.src_col
-                else:              # each line from the one before (line j
-                    scol[j - c0] = x   # keeps p where la <= p - j <= lb)
-                    x += line_gap(j, -lb, -la, length) * step
+                else:
+                    scol[j - c0] = x
+                    x += line_gap(j, la, lb, length) * step
             if job.check != NULL:
                 unequal += compare_tile(tag, drow, dstep, scol, sstep, b0, b1, c0,
                                         c1, ta, tb, w, job.check, buf,
