@@ -714,12 +714,13 @@ def test_unpack_columns_by_row_groups(dtype: str, rng) -> None:
     rows at a time (explain_packed's "columns"; a matrix past the caches
     goes by tiles), where both sides are contiguous and a register block
     holds 8 elements or more, every line of a group by blocks, read past
-    the spans ("blocked"); 4- and 8-byte elements on AVX-512 by square
-    blocks of a line's elements, the fill with them, where rows and columns
-    are a block's or more ("tiles"): every band of matrices of fewer rows
-    than a group, of groups and a rest, short and long rows, fewer columns
-    than a block and a last block moved left; each fill; out= contiguous, a
-    gap apart and strided; v contiguous and strided; a batch."""
+    the spans ("blocked"); on AVX-512 by square blocks (8x8 of 8-byte
+    elements, else 16x16), the fill with them, where rows and columns are a
+    block's or more ("tiles"): every band of matrices of fewer rows
+    than a group, of fewer than a block but long rows (blocks, not tiles),
+    of groups and a rest, short and long rows, fewer columns than a block
+    and a last block moved left; each fill; out= contiguous, a gap apart
+    and strided; v contiguous and strided; a batch."""
     from trilu import _kernel  # noqa: PLC0415
 
     dtype_ = np.dtype(dtype)
@@ -727,12 +728,13 @@ def test_unpack_columns_by_row_groups(dtype: str, rng) -> None:
     assert _kernel.explain_packed(big, big[0], True, 0, None, True)["method"] == "tiled"
     # (register blocks of 16 bytes, or of 8 elements of 2 and 4 bytes)
     blocks = dtype_.itemsize in (1, 2, 4) and _kernel._vector_loops() != "portable"
-    # (square blocks of a line's 4- or 8-byte elements)
-    lanes = 64 // dtype_.itemsize if dtype_.itemsize in (4, 8) else 0
+    # (square blocks: 8x8 of 8-byte elements, 16x16 of 1- to 4-byte ones)
+    lanes = {1: 16, 2: 16, 4: 16, 8: 8}.get(dtype_.itemsize, 0)
     lanes = lanes if _kernel._vector_loops() == "avx512" else 0
     cycle = [None, *fill_cycle(dtype_)[:2]]
     taken = blocked = tiled = 0
-    for i, (n, m) in enumerate([(3, 9), (21, 19), (37, 70), (40, 23), (12, 40)]):
+    shapes = [(3, 9), (21, 19), (37, 70), (40, 23), (12, 40), (12, 200)]
+    for i, (n, m) in enumerate(shapes):
         for k, upper in itertools.product(range(-n - 1, m + 2, 4), (True, False)):
             v = make(dtype_, (2, count(n, m, k, upper)), rng)
             fill = cycle[(i + k) % len(cycle)]

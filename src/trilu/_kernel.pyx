@@ -887,7 +887,7 @@ def explain_packed(cnp.ndarray mat not None, cnp.ndarray vec not None, bint unpa
     a band's (contiguous_rows), vector: its rows by AVX-512's row loops
     (an UNPACK's crossed ones, a PACK's spans copied inline), lines: its
     tiles streamed whole lines wide (whole_tiles), tiles: its rows by square
-    blocks of 4- or 8-byte elements, the fill with them (column_tiles), and
+    blocks, the fill with them (column_tiles), and
     blocked: else its row groups' lines all moved by blocks
     (blocked_columns). Nothing is written."""
     cdef Plan p

@@ -9,7 +9,7 @@
 # closer to contiguous for UNPACK (its writes): where the packed lines (or
 # PACK's matrix) run the other way, or an UNPACK's mirrored band does, the
 # TILED walk reads them across by tiles, or in cache an UNPACK's row groups
-# (COLUMNS; 4- and 8-byte elements by square blocks on AVX-512). Small
+# (COLUMNS; by square blocks on AVX-512). Small
 # matrices of short rows go whole instead (MATRICES), through a table of
 # their elements' offsets.
 
@@ -129,8 +129,8 @@ cdef bint blocked_group(elem_t *tag, const Job *job, char *d, const char *src,
 cdef inline bint column_tiles(const Job *job, Py_ssize_t r0,
                               Py_ssize_t r1) noexcept nogil:
     """Whether column_rows' rows [r0, r1) go as tiles of square blocks
-    (column_tile): whole_groups, 4- and 8-byte elements, a block's rows and
-    columns at least, AVX-512 (AVX2's pairs of 4x4 blocks lost to
+    (column_tile): whole_groups, a block's rows and columns at least,
+    AVX-512 (AVX2's pairs of 4x4 blocks lost to
     column_rows' 4x4 blocks and memsets: unpack(order=F) of 8x100x100
     int64 25 -> 28 us)."""
     cdef Py_ssize_t n = tile_lanes(job.width)

@@ -188,6 +188,36 @@ static ptrdiff_t trilu_transpose_words_avx2(char *t, ptrdiff_t line,
     return i;
 }
 
+/* A 16x16 block of bytes transposed in 16-byte registers: r[k]'s byte q to
+ * r[q]'s byte k (pairs of rows interleaved by bytes, then by 2, 4 and 8). */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
+trilu_transpose16x16_bytes(__m128i *r)
+{
+    __m128i b[16];
+    int k, c, h;
+    for (k = 0; k < 8; k++) {       /* b[8h + k]: elements 8h.., rows 2k, 2k+1 */
+        b[k] = _mm_unpacklo_epi8(r[2 * k], r[2 * k + 1]);
+        b[8 + k] = _mm_unpackhi_epi8(r[2 * k], r[2 * k + 1]);
+    }
+    for (k = 0; k < 4; k++) {       /* r[4c + k]: elements 4c.., rows 4k.. */
+        r[k] = _mm_unpacklo_epi16(b[2 * k], b[2 * k + 1]);
+        r[4 + k] = _mm_unpackhi_epi16(b[2 * k], b[2 * k + 1]);
+        r[8 + k] = _mm_unpacklo_epi16(b[8 + 2 * k], b[8 + 2 * k + 1]);
+        r[12 + k] = _mm_unpackhi_epi16(b[8 + 2 * k], b[8 + 2 * k + 1]);
+    }
+    for (c = 0; c < 4; c++)         /* b[4c + 2p + h]: elements 4c + 2h.., rows 8p.. */
+        for (k = 0; k < 2; k++) {
+            b[4 * c + 2 * k] = _mm_unpacklo_epi32(r[4 * c + 2 * k], r[4 * c + 2 * k + 1]);
+            b[4 * c + 2 * k + 1] = _mm_unpackhi_epi32(r[4 * c + 2 * k],
+                                                      r[4 * c + 2 * k + 1]);
+        }
+    for (c = 0; c < 4; c++)         /* each element's sixteen rows */
+        for (h = 0; h < 2; h++) {
+            r[4 * c + 2 * h] = _mm_unpacklo_epi64(b[4 * c + h], b[4 * c + 2 + h]);
+            r[4 * c + 2 * h + 1] = _mm_unpackhi_epi64(b[4 * c + h], b[4 * c + 2 + h]);
+        }
+}
+
 /* The same for 1-byte elements, sixteen runs at a time (step 1): element i
  * of run k (at s[k] + i) to t + i * line + k, for i in [lo, hi), a 16x16
  * block in 16-byte registers at a time; returns where the blocks stopped. */
@@ -197,37 +227,46 @@ static ptrdiff_t trilu_transpose_bytes_avx2(char *t, ptrdiff_t line,
                                             ptrdiff_t hi)
 {
     ptrdiff_t i = lo;
-    int k, c, h;
-    __m128i a[16], b[16];
+    int k;
+    __m128i r[16];
     for (; i + 16 <= hi; i += 16) {
         for (k = 0; k < 16; k++)
-            a[k] = _mm_loadu_si128((const __m128i *)(s[k] + i));
-        for (k = 0; k < 8; k++) {       /* b[8h + k]: elements 8h.., runs 2k, 2k+1 */
-            b[k] = _mm_unpacklo_epi8(a[2 * k], a[2 * k + 1]);
-            b[8 + k] = _mm_unpackhi_epi8(a[2 * k], a[2 * k + 1]);
-        }
-        for (k = 0; k < 4; k++) {       /* a[4c + k]: elements 4c.., runs 4k.. */
-            a[k] = _mm_unpacklo_epi16(b[2 * k], b[2 * k + 1]);
-            a[4 + k] = _mm_unpackhi_epi16(b[2 * k], b[2 * k + 1]);
-            a[8 + k] = _mm_unpacklo_epi16(b[8 + 2 * k], b[8 + 2 * k + 1]);
-            a[12 + k] = _mm_unpackhi_epi16(b[8 + 2 * k], b[8 + 2 * k + 1]);
-        }
-        for (c = 0; c < 4; c++)         /* b[4c + 2p + h]: elements 4c + 2h.., runs 8p.. */
-            for (k = 0; k < 2; k++) {
-                b[4 * c + 2 * k] = _mm_unpacklo_epi32(a[4 * c + 2 * k],
-                                                      a[4 * c + 2 * k + 1]);
-                b[4 * c + 2 * k + 1] = _mm_unpackhi_epi32(a[4 * c + 2 * k],
-                                                          a[4 * c + 2 * k + 1]);
-            }
-        for (c = 0; c < 4; c++)         /* each element's sixteen runs */
-            for (h = 0; h < 2; h++) {
-                _mm_storeu_si128((__m128i *)(t + (i + 4 * c + 2 * h) * line),
-                                 _mm_unpacklo_epi64(b[4 * c + h], b[4 * c + 2 + h]));
-                _mm_storeu_si128((__m128i *)(t + (i + 4 * c + 2 * h + 1) * line),
-                                 _mm_unpackhi_epi64(b[4 * c + h], b[4 * c + 2 + h]));
-            }
+            r[k] = _mm_loadu_si128((const __m128i *)(s[k] + i));
+        trilu_transpose16x16_bytes(r);
+        for (k = 0; k < 16; k++)
+            _mm_storeu_si128((__m128i *)(t + (i + k) * line), r[k]);
     }
     return i;
+}
+
+/* A 16x16 block of 2-byte elements transposed in 32-byte registers: pairs
+ * of rows interleaved by 2 bytes, then by 4 and 8 (within each 16-byte
+ * lane: a lane holds a column's eight rows, columns e and e + 8 a
+ * register's two), then the lanes of rows 0-7 and 8-15 joined. */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
+trilu_transpose16x16_words(__m256i *r)
+{
+    __m256i t[16];
+    int k, q, m;
+    for (k = 0; k < 8; k++) {       /* t[2k], t[2k + 1]: elements 0-3 / 4-7 of a lane */
+        t[2 * k] = _mm256_unpacklo_epi16(r[2 * k], r[2 * k + 1]);
+        t[2 * k + 1] = _mm256_unpackhi_epi16(r[2 * k], r[2 * k + 1]);
+    }
+    for (q = 0; q < 4; q++) {       /* r[4q + m]: rows 4q.., elements 2m, 2m + 1 */
+        r[4 * q] = _mm256_unpacklo_epi32(t[4 * q], t[4 * q + 2]);
+        r[4 * q + 1] = _mm256_unpackhi_epi32(t[4 * q], t[4 * q + 2]);
+        r[4 * q + 2] = _mm256_unpacklo_epi32(t[4 * q + 1], t[4 * q + 3]);
+        r[4 * q + 3] = _mm256_unpackhi_epi32(t[4 * q + 1], t[4 * q + 3]);
+    }
+    for (q = 0; q < 2; q++)         /* t[8q + 2m + h]: rows 8q.., element 2m + h */
+        for (m = 0; m < 4; m++) {
+            t[8 * q + 2 * m] = _mm256_unpacklo_epi64(r[8 * q + m], r[8 * q + 4 + m]);
+            t[8 * q + 2 * m + 1] = _mm256_unpackhi_epi64(r[8 * q + m], r[8 * q + 4 + m]);
+        }
+    for (k = 0; k < 8; k++) {       /* columns k and k + 8: rows 0-7 beside 8-15 */
+        r[k] = _mm256_permute2x128_si256(t[k], t[8 + k], 0x20);
+        r[k + 8] = _mm256_permute2x128_si256(t[k], t[8 + k], 0x31);
+    }
 }
 
 /* The keep-mask of a row's span from one edge x (0 <= x <= TRILU_RAMP), as
@@ -389,7 +428,7 @@ static void trilu_tile8_avx2(char *const *d, const char *const *s, ptrdiff_t i0,
         }
 }
 
-#define TRILU_AVX512 __attribute__((target("avx512f,avx512bw,bmi2")))
+#define TRILU_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,bmi2")))
 
 /* The first n bytes of a vector (n <= 64). */
 TRILU_AVX512 static inline __mmask64 trilu_first(size_t n)
@@ -630,65 +669,93 @@ trilu_transpose16x16(__m512i *r)
     }
 }
 
-/* A tile of w-byte elements (4 or 8), transposed straight to dst without a
- * buffer: element (i, j), i in [i0, i1) and j in [j0, j1) (each a multiple
- * of a line's elements long), from s[j - j0] + w * i (runs along rows,
+/* A tile of w-byte elements, transposed straight to dst without a buffer:
+ * element (i, j), i in [i0, i1) and j in [j0, j1) (each a multiple of n,
+ * a block's rows and columns), from s[j - j0] + w * i (runs along rows,
  * read forwards) to d[i - i0] + w * j where a <= j - i <= b, the fill (an
- * element's bytes) elsewhere. A square block of a line's elements in
- * registers at a time, a row of it one store (where `stream`, a streaming
- * store of a whole line: each d[i] + w * j0 is aligned to one). A block
- * across the band's edge loads its runs under masks, the fill in the lanes
- * outside (nothing outside the band is read: a packed line's run ends at
- * the band's edge); one wholly outside loads nothing. */
-TRILU_AVX512 static inline __attribute__((always_inline)) void
-trilu_tile_avx512(char *const *d, const char *const *s, const ptrdiff_t w,
-                  ptrdiff_t i0, ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1, ptrdiff_t a,
-                  ptrdiff_t b, const char *fill, int stream)
-{
-    const ptrdiff_t n = 64 / w;
-    const __m512i f = w == 8 ? _mm512_set1_epi64(trilu_word(fill))
-                             : _mm512_set1_epi32((int)trilu_word32(fill));
-    __m512i r[16];
-    ptrdiff_t i, j;
-    unsigned m;
-    int k, all;
-    for (j = j0; j < j1; j += n)
-        for (i = i0; i < i1; i += n) {
-            if (i >= j - a + n || i <= j - b - n) {  /* none in the band */
-                for (k = 0; k < n; k++)
-                    TRILU_STORE512(d[i - i0 + k] + w * j, f);
-                continue;
-            }
-            all = j + n - 1 - b <= i && j - a + 1 >= i + n;
-            for (k = 0; k < n; k++) {  /* run k's rows in the band */
-                const char *p = s[j - j0 + k] + w * i;
-                m = all ? 0xFFFFu : trilu_lanes(j + k - b - i, j + k - a - i + 1, n);
-                r[k] = w == 8 ? _mm512_mask_loadu_epi64(f, (__mmask8)m, p)
-                              : _mm512_mask_loadu_epi32(f, (__mmask16)m, p);
-            }
-            if (w == 8)
-                trilu_transpose8x8(r);
-            else
-                trilu_transpose16x16(r);
-            for (k = 0; k < n; k++)
-                TRILU_STORE512(d[i - i0 + k] + w * j, r[k]);
+ * element's bytes) elsewhere. A square block in registers at a time (a
+ * vector V of n elements a row: 8x8 of 8-byte elements and 16x16 of 4-byte
+ * ones, a row a whole line; 16x16 of 2- and 1-byte ones, a row half and a
+ * quarter of one), a row of it one store, STORE (where `stream`, a
+ * streaming one: each d[i] + w * j0 is then aligned to a line, and a
+ * block's rows are whole lines). A block across the band's edge loads its
+ * runs under masks (LOAD(m, p): lanes m from p, f in the others); one
+ * wholly outside loads nothing; nothing outside the band is read (a packed
+ * line's run ends at the band's edge). */
+#define TRILU_TILE(V, n, f, LOAD, STORE, TRANSPOSE)                          \
+    V r[16];                                                                 \
+    ptrdiff_t i, j;                                                          \
+    unsigned m;                                                              \
+    int k, all;                                                              \
+    for (j = j0; j < j1; j += n)                                             \
+        for (i = i0; i < i1; i += n) {                                       \
+            if (i >= j - a + n || i <= j - b - n) {  /* none in the band */  \
+                for (k = 0; k < n; k++)                                      \
+                    STORE(d[i - i0 + k] + w * j, f);                         \
+                continue;                                                    \
+            }                                                                \
+            all = j + n - 1 - b <= i && j - a + 1 >= i + n;                  \
+            for (k = 0; k < n; k++) {  /* run k's rows in the band */        \
+                m = all ? 0xFFFFu : trilu_lanes(j + k - b - i, j + k - a - i + 1, n); \
+                r[k] = LOAD(m, s[j - j0 + k] + w * i);                       \
+            }                                                                \
+            TRANSPOSE(r);                                                    \
+            for (k = 0; k < n; k++)                                          \
+                STORE(d[i - i0 + k] + w * j, r[k]);                          \
         }
+
+#define TRILU_TILE_ARGS                                                      \
+    char *const *d, const char *const *s, ptrdiff_t i0, ptrdiff_t i1,        \
+    ptrdiff_t j0, ptrdiff_t j1, ptrdiff_t a, ptrdiff_t b, const char *fill,  \
+    int stream
+
+#define TRILU_LOAD8(m, p) _mm512_mask_loadu_epi64(f, (__mmask8)(m), (p))
+#define TRILU_LOAD4(m, p) _mm512_mask_loadu_epi32(f, (__mmask16)(m), (p))
+#define TRILU_LOAD2(m, p) _mm256_mask_loadu_epi16(f, (__mmask16)(m), (p))
+#define TRILU_LOAD1(m, p) _mm_mask_loadu_epi8(f, (__mmask16)(m), (p))
+#define TRILU_STORE256I(p, v)                                  \
+    do {                                                       \
+        if (stream)                                            \
+            _mm256_stream_si256((__m256i *)(p), (v));          \
+        else                                                   \
+            _mm256_storeu_si256((__m256i *)(p), (v));          \
+    } while (0)
+#define TRILU_STORE128(p, v)                                   \
+    do {                                                       \
+        if (stream)                                            \
+            _mm_stream_si128((__m128i *)(p), (v));             \
+        else                                                   \
+            _mm_storeu_si128((__m128i *)(p), (v));             \
+    } while (0)
+
+TRILU_AVX512 static void trilu_tile8_avx512(TRILU_TILE_ARGS)
+{
+    const ptrdiff_t w = 8;
+    const __m512i f = _mm512_set1_epi64(trilu_word(fill));
+    TRILU_TILE(__m512i, 8, f, TRILU_LOAD8, TRILU_STORE512, trilu_transpose8x8)
 }
 
-TRILU_AVX512
-static void trilu_tile8_avx512(char *const *d, const char *const *s, ptrdiff_t i0,
-                               ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1,
-                               ptrdiff_t a, ptrdiff_t b, const char *fill, int stream)
+TRILU_AVX512 static void trilu_tile4_avx512(TRILU_TILE_ARGS)
 {
-    trilu_tile_avx512(d, s, 8, i0, i1, j0, j1, a, b, fill, stream);
+    const ptrdiff_t w = 4;
+    const __m512i f = _mm512_set1_epi32((int)trilu_word32(fill));
+    TRILU_TILE(__m512i, 16, f, TRILU_LOAD4, TRILU_STORE512, trilu_transpose16x16)
 }
 
-TRILU_AVX512
-static void trilu_tile4_avx512(char *const *d, const char *const *s, ptrdiff_t i0,
-                               ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1,
-                               ptrdiff_t a, ptrdiff_t b, const char *fill, int stream)
+TRILU_AVX512 static void trilu_tile2_avx512(TRILU_TILE_ARGS)
 {
-    trilu_tile_avx512(d, s, 4, i0, i1, j0, j1, a, b, fill, stream);
+    const ptrdiff_t w = 2;
+    uint16_t v;
+    memcpy(&v, fill, 2);
+    const __m256i f = _mm256_set1_epi16((short)v);
+    TRILU_TILE(__m256i, 16, f, TRILU_LOAD2, TRILU_STORE256I, trilu_transpose16x16_words)
+}
+
+TRILU_AVX512 static void trilu_tile1_avx512(TRILU_TILE_ARGS)
+{
+    const ptrdiff_t w = 1;
+    const __m128i f = _mm_set1_epi8(fill[0]);
+    TRILU_TILE(__m128i, 16, f, TRILU_LOAD1, TRILU_STORE128, trilu_transpose16x16_bytes)
 }
 
 /* CPUID says so, and the OS saves the registers (libgcc and compiler-rt
@@ -703,7 +770,7 @@ static int trilu_avx512_usable(void)
 {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
-        && __builtin_cpu_supports("bmi2");
+        && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("bmi2");
 }
 
 #else   /* never called: */
@@ -786,29 +853,19 @@ static void trilu_pack_rows_avx512(char *line, const char *s, ptrdiff_t src_row,
     (void)cols; (void)w;
 }
 
-static void trilu_tile8_avx2(char *const *d, const char *const *s, ptrdiff_t i0,
-                             ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1, ptrdiff_t a,
-                             ptrdiff_t b, const char *fill, int stream)
-{
-    (void)d; (void)s; (void)i0; (void)i1; (void)j0; (void)j1; (void)a; (void)b;
-    (void)fill; (void)stream;
-}
-
-static void trilu_tile8_avx512(char *const *d, const char *const *s, ptrdiff_t i0,
-                               ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1,
-                               ptrdiff_t a, ptrdiff_t b, const char *fill, int stream)
-{
-    (void)d; (void)s; (void)i0; (void)i1; (void)j0; (void)j1; (void)a; (void)b;
-    (void)fill; (void)stream;
-}
-
-static void trilu_tile4_avx512(char *const *d, const char *const *s, ptrdiff_t i0,
-                               ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1,
-                               ptrdiff_t a, ptrdiff_t b, const char *fill, int stream)
-{
-    (void)d; (void)s; (void)i0; (void)i1; (void)j0; (void)j1; (void)a; (void)b;
-    (void)fill; (void)stream;
-}
+#define TRILU_TILE_STUB(name)                                                  \
+    static void name(char *const *d, const char *const *s, ptrdiff_t i0,       \
+                     ptrdiff_t i1, ptrdiff_t j0, ptrdiff_t j1, ptrdiff_t a,     \
+                     ptrdiff_t b, const char *fill, int stream)                 \
+    {                                                                          \
+        (void)d; (void)s; (void)i0; (void)i1; (void)j0; (void)j1; (void)a;     \
+        (void)b; (void)fill; (void)stream;                                     \
+    }
+TRILU_TILE_STUB(trilu_tile8_avx2)
+TRILU_TILE_STUB(trilu_tile8_avx512)
+TRILU_TILE_STUB(trilu_tile4_avx512)
+TRILU_TILE_STUB(trilu_tile2_avx512)
+TRILU_TILE_STUB(trilu_tile1_avx512)
 
 static int trilu_avx2_usable(void)
 {

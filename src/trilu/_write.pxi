@@ -80,6 +80,12 @@ cdef extern from "_simd.h" nogil:
     void trilu_tile4_avx512(char **d, const char **s, Py_ssize_t i0, Py_ssize_t i1,
                             Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t a, Py_ssize_t b,
                             const char *fill, bint stream)
+    void trilu_tile2_avx512(char **d, const char **s, Py_ssize_t i0, Py_ssize_t i1,
+                            Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t a, Py_ssize_t b,
+                            const char *fill, bint stream)
+    void trilu_tile1_avx512(char **d, const char **s, Py_ssize_t i0, Py_ssize_t i1,
+                            Py_ssize_t j0, Py_ssize_t j1, Py_ssize_t a, Py_ssize_t b,
+                            const char *fill, bint stream)
     int trilu_avx2_usable()    # 0 where the loop is not built
     int trilu_avx512_usable()
 
@@ -563,12 +569,14 @@ cdef void gather_tile(elem_t *tag, const char **scol, Py_ssize_t sstep,
 
 
 cdef inline Py_ssize_t tile_lanes(Py_ssize_t w) noexcept nogil:
-    """The rows and columns of tile's blocks of w-byte elements (a line's
-    elements), or 0 where the level has none: 8-byte ones with AVX2 (two
-    4x4 blocks side by side) or AVX-512, 4-byte ones with AVX-512."""
+    """The rows and columns of tile's blocks of w-byte elements, or 0 where
+    the level has none: 8-byte ones with AVX2 (two 4x4 blocks side by side)
+    or AVX-512 (a block's row a line), and with AVX-512 16x16 blocks of
+    4-byte elements (a row a line), of 2- and 1-byte ones (half and a
+    quarter of one: never streamed)."""
     if w == 8 and _vectors != PORTABLE:
         return 8
-    if w == 4 and _vectors == AVX512:
+    if (w == 4 or w == 2 or w == 1) and _vectors == AVX512:
         return 16
     return 0
 
@@ -579,6 +587,10 @@ cdef inline void tile(Py_ssize_t w, char **d, const char **s, Py_ssize_t i0,
     """The level's trilu_tile of w-byte elements (_simd.h), where tile_lanes."""
     if w == 4:
         trilu_tile4_avx512(d, s, i0, i1, j0, j1, a, b, fill, stream)
+    elif w == 2:
+        trilu_tile2_avx512(d, s, i0, i1, j0, j1, a, b, fill, stream)
+    elif w == 1:
+        trilu_tile1_avx512(d, s, i0, i1, j0, j1, a, b, fill, stream)
     elif _vectors == AVX512:
         trilu_tile8_avx512(d, s, i0, i1, j0, j1, a, b, fill, stream)
     else:
@@ -602,7 +614,8 @@ cdef void across_tile(elem_t *tag, char **drow, Py_ssize_t dstep,
     side)."""
     cdef Py_ssize_t i, lo, hi, line = (j1 - j0) * w
     cdef Py_ssize_t n = tile_lanes(w) if (
-        fill != NULL and sstep == w and dstep == w and xor == NULL) else 0
+        fill != NULL and sstep == w and dstep == w and xor == NULL
+        and w >= 4) else 0     # (a block's rows whole lines, streamed)
     if (n and (i1 - i0) % n == 0 and (j1 - j0) % n == 0
             and <size_t>(drow[0] + j0 * w) % LINE_BYTES == 0):
         # (only streamed: into a result in cache, the buffer's row copies

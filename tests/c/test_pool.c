@@ -770,7 +770,8 @@ static void check_transpose_narrow(void)
 }
 
 /* The tiles of 8-byte elements (trilu_tile8_avx2, trilu_tile8_avx512) and
- * of 4-byte ones (trilu_tile4_avx512), streamed or not, against element by
+ * of 4-, 2- and 1-byte ones (trilu_tile4_avx512, trilu_tile2_avx512,
+ * trilu_tile1_avx512), streamed or not, against element by
  * element copies: tiles of 1 and 2 blocks' rows and of 1 and 3 blocks'
  * columns at four places, every band (a, b) from empty to all, a fill
  * outside it; dst's rows (line-aligned at the tile) untouched around the
@@ -784,7 +785,9 @@ static void check_tiles(void)
     unsigned char *got = raw + (64 - (uintptr_t)raw % 64) % 64;
     const char *s[48];
     char *d[32];
-    tile_fn *fns[3] = {trilu_tile8_avx2, trilu_tile8_avx512, trilu_tile4_avx512};
+    tile_fn *fns[5] = {trilu_tile8_avx2, trilu_tile8_avx512, trilu_tile4_avx512,
+                       trilu_tile2_avx512, trilu_tile1_avx512};
+    static const ptrdiff_t widths[5] = {8, 8, 4, 2, 1};
     static const ptrdiff_t at[4][2] = {{0, 0}, {1, 2}, {5, 1}, {2, 3}};  /* blocks */
     ptrdiff_t a, b, i, j, i0, j0, rows, cols, n, w, row;
     size_t cases = 0;
@@ -794,11 +797,11 @@ static void check_tiles(void)
             src[k][i] = (unsigned char)rnd(256);
         s[k] = (const char *)src[k];  /* element i at s[k] + w * i */
     }
-    for (f = 0; f < 3; f++) {
+    for (f = 0; f < 5; f++) {
         if (f == 0 ? !trilu_avx2_usable() : !trilu_avx512_usable())
             continue;
-        w = f == 2 ? 4 : 8;
-        n = 64 / w;                   /* a block's rows and columns */
+        w = widths[f];
+        n = w == 8 ? 8 : 16;          /* a block's rows and columns */
         row = 6 * n * w;              /* dst's rows: whole lines */
         for (i = 0; i < 2 * n; i++)
             d[i] = (char *)got + i * row;
