@@ -773,7 +773,11 @@ def test_unpack_mirror_by_row_groups(dtype: str, rng) -> None:
     """A mirrored UNPACK into matrices in cache goes a group of rows at a
     time (explain_packed's "columns"; a matrix past the caches goes by
     tiles, and small ones of short rows whole through the table of offsets,
-    "matrices"), whichever band its lines run across: every k of square matrices
+    "matrices"), whichever band its lines run across; on AVX-512 by square
+    blocks where both sides are contiguous and the rows a block's or more
+    ("tiles": each row along its line first, the span the whole line or,
+    upper k < 0 packed by columns, a part of it; then the band read across,
+    under masks at its edge): every k of square matrices
     of fewer rows than a group, of groups and a rest; packed by rows and by
     columns, into rows and into columns (out= in F order); conjugated (no
     blocks in registers) or not; each fill; out= contiguous, a gap apart
@@ -786,6 +790,11 @@ def test_unpack_mirror_by_row_groups(dtype: str, rng) -> None:
     assert plan["method"] == "tiled"
     cycle = [None, *fill_cycle(dtype_)[:2]]
     modes = mirror_modes(dtype_)
+    itemsize = dtype_.itemsize
+    # (square blocks on AVX-512, explain_packed's "tiles": the rows along
+    # their lines first, then the band read across; none where conjugated)
+    lanes = {1: 16, 2: 16, 4: 16, 8: 8}.get(itemsize, 0)
+    lanes = lanes if _kernel._vector_loops() == "avx512" else 0
     taken = Counter()
     for i, n in enumerate([3, 21, 37]):
         for (k, upper), order in itertools.product(
@@ -804,6 +813,10 @@ def test_unpack_mirror_by_row_groups(dtype: str, rng) -> None:
                 )
                 assert plan.get("method", "columns") in ("columns", "matrices")
                 taken[plan.get("method")] += 1  # (empty: {})
+                contiguous = lines.strides[-1] == itemsize in out.strides[-2:]
+                tiles = contiguous and plan.get("method") == "columns" and 0 < lanes <= n
+                assert plan.get("tiles", False) == tiles
+                taken["tiles"] += tiles
                 for mirror in modes:
                     exp = unpack_oracle(v, n, n, k, upper, fill, order, mirror)
                     out[...] = make(dtype_, out.shape, rng)
@@ -813,6 +826,7 @@ def test_unpack_mirror_by_row_groups(dtype: str, rng) -> None:
                     assert_same(out, exp)
     assert taken["columns"]
     assert taken["matrices"]
+    assert bool(taken["tiles"]) == bool(lanes)
 
 
 @pytest.mark.parametrize("dtype", dtype_params(ALL_DTYPES))

@@ -129,25 +129,39 @@ cdef bint blocked_group(elem_t *tag, const Job *job, char *d, const char *src,
 cdef inline bint column_tiles(const Job *job, Py_ssize_t r0,
                               Py_ssize_t r1) noexcept nogil:
     """Whether column_rows' rows [r0, r1) go as tiles of square blocks
-    (column_tile): whole_groups, a block's rows and columns at least,
-    AVX-512 (AVX2's pairs of 4x4 blocks lost to
+    (column_tile): AVX-512, a block's rows and columns at least, and
+    whole_groups, or a mirror (both sides contiguous) not conjugated.
+    (AVX2's pairs of 4x4 blocks lost to
     column_rows' 4x4 blocks and memsets: unpack(order=F) of 8x100x100
-    int64 25 -> 28 us)."""
+    int64 25 -> 28 us.)"""
     cdef Py_ssize_t n = tile_lanes(job.width)
-    return (n and _vectors == AVX512 and whole_groups(job) and job.cols >= n
-            and r1 - r0 >= n)
+    return (n and _vectors == AVX512 and job.cols >= n and r1 - r0 >= n and (
+        whole_groups(job) or (
+            job.method == COLUMNS and job.mirror and job.xor == NULL
+            and job.src_col == job.width and job.dst_col == job.width)))
 
 
-cdef void column_tile(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
-                      Py_ssize_t r1) noexcept nogil:
+cdef void column_tile(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
+                      Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
     """column_rows' rows [r0, r1) where column_tiles: up to 512 lines at a
     time (their places found once), n rows of them at a time (tile, n x n
     blocks: in registers, each line read under masks inside the band, the
     fill in the other lanes, a block's row one store; no fill pass, no
     element walk at the band's edges), the last n columns and the last n
-    rows moved back to end at cols and at r1 (some written twice, alike)."""
+    rows moved back to end at cols and at r1 (some written twice, alike).
+    A mirror's rows are first written whole along their own lines (the
+    other band, the fill elsewhere: where each span is its whole line, one
+    vector loop a row), then its tiles write the band read across
+    (column_rows'), under masks at its edge."""
     cdef Py_ssize_t w = job.width, n = tile_lanes(w), step = job.src_col
     cdef Py_ssize_t g, c, c1, i, j = 0, cols = job.cols, count, length, la, lb
+    cdef Py_ssize_t lo, hi, xlo, xhi
+    cdef bint mirrored_across = job.mirror and not job.columns
+    # the band read across, and a mirror's other one, read along
+    cdef Py_ssize_t a = job.ma if mirrored_across else job.a
+    cdef Py_ssize_t b = job.mb if mirrored_across else job.b
+    cdef Py_ssize_t aa = job.a if mirrored_across else job.ma
+    cdef Py_ssize_t ab = job.b if mirrored_across else job.mb
     cdef char *drow[16]
     # up to 512 lines' places found once (4 KiB of stack), the rows then
     # a group at a time across them: each group's lines read while in L1D
@@ -155,6 +169,22 @@ cdef void column_tile(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r
     cdef const char *src = job.src + so
     cdef const char *line = src + packed_line(job, 0, step)  # line j's p: + p * w
     packed_lines(job, &count, &length, &la, &lb)
+    if job.mirror and aa == la and ab == lb:
+        # each row's span its whole packed line, one after the other (from
+        # row r0's span's first element)
+        trilu_line_rows_avx512(job.dst + do + r0 * job.dst_row,
+                               src + packed_line(job, r0, step)
+                               + clip(r0 + aa, 0, cols) * w, job.dst_row, r0, r1,
+                               aa, ab, cols, w, job.fill.pattern)
+    elif job.mirror:           # spans a part of their lines
+        line = src + packed_line(job, r0, step)
+        for i in range(r0, r1):
+            row_span(CROSSED, aa, ab, cols, i, &lo, &hi)
+            row_span(CROSSED, a, b, cols, i, &xlo, &xhi)
+            unpacked_row(tag, job, job.dst + do + i * job.dst_row, line, lo, hi,
+                         NULL, xlo, xhi)
+            line += line_gap(i, la, lb, length) * step
+        line = src + packed_line(job, 0, step)
     while j < cols:
         c1 = min(j + 512, cols - cols % n)   # whole blocks
         if c1 <= j:            # the last block, moved back
@@ -169,7 +199,8 @@ cdef void column_tile(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r
             i = min(i, r1 - n)
             for g in range(n):
                 drow[g] = job.dst + do + (i + g) * job.dst_row
-            tile(w, drow, lines, i, i + n, j, c1, job.a, job.b, job.fill.pattern, False)
+            tile(w, drow, lines, i, i + n, j, c1, a, b,
+                 NULL if job.mirror else job.fill.pattern, False)
             i += n
         j = c1
 
@@ -431,7 +462,7 @@ cdef void packed_span(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef char *p = (job.dst + do if pack else <char *>job.src + so) + at * pcol
     if job.method == COLUMNS and part != FILLED:
         if column_tiles(job, r0, r1):
-            column_tile(job, so, do, r0, r1)
+            column_tile(tag, job, so, do, r0, r1)
         else:
             column_rows(tag, job, so, do, r0, r1, part)
         return

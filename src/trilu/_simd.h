@@ -372,8 +372,8 @@ static inline unsigned trilu_lanes(ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t n)
             _mm512_storeu_si512((void *)(p), (v)); \
     } while (0)
 
-/* The tile of trilu_tile8_avx512 on AVX2: 4x4 blocks in registers
- * (trilu_transpose4_avx2's), two side by side, so that a row of the pair is
+/* The tile of trilu_tile8_avx512 on AVX2 (a fill given): 4x4 blocks in
+ * registers (trilu_transpose4_avx2's), two side by side, so that a row of the pair is
  * a whole line (streamed: two 32-byte streaming stores, one after the
  * other). A run's elements outside the band are loaded under a mask (none
  * read), the fill blended into their lanes. */
@@ -673,7 +673,8 @@ trilu_transpose16x16(__m512i *r)
  * element (i, j), i in [i0, i1) and j in [j0, j1) (each a multiple of n,
  * a block's rows and columns), from s[j - j0] + w * i (runs along rows,
  * read forwards) to d[i - i0] + w * j where a <= j - i <= b, the fill (an
- * element's bytes) elsewhere. A square block in registers at a time (a
+ * element's bytes) elsewhere (fill NULL: nothing outside the band is
+ * written, blocks across its edge stored under masks, MSTORE). A square block in registers at a time (a
  * vector V of n elements a row: 8x8 of 8-byte elements and 16x16 of 4-byte
  * ones, a row a whole line; 16x16 of 2- and 1-byte ones, a row half and a
  * quarter of one), a row of it one store, STORE (where `stream`, a
@@ -682,7 +683,7 @@ trilu_transpose16x16(__m512i *r)
  * runs under masks (LOAD(m, p): lanes m from p, f in the others); one
  * wholly outside loads nothing; nothing outside the band is read (a packed
  * line's run ends at the band's edge). */
-#define TRILU_TILE(V, n, f, LOAD, STORE, TRANSPOSE)                          \
+#define TRILU_TILE(V, n, f, LOAD, STORE, MSTORE, TRANSPOSE)                  \
     V r[16];                                                                 \
     ptrdiff_t i, j;                                                          \
     unsigned m;                                                              \
@@ -690,7 +691,7 @@ trilu_transpose16x16(__m512i *r)
     for (j = j0; j < j1; j += n)                                             \
         for (i = i0; i < i1; i += n) {                                       \
             if (i >= j - a + n || i <= j - b - n) {  /* none in the band */  \
-                for (k = 0; k < n; k++)                                      \
+                for (k = 0; fill != NULL && k < n; k++)                      \
                     STORE(d[i - i0 + k] + w * j, f);                         \
                 continue;                                                    \
             }                                                                \
@@ -701,7 +702,11 @@ trilu_transpose16x16(__m512i *r)
             }                                                                \
             TRANSPOSE(r);                                                    \
             for (k = 0; k < n; k++)                                          \
-                STORE(d[i - i0 + k] + w * j, r[k]);                          \
+                if (fill != NULL || all)                                     \
+                    STORE(d[i - i0 + k] + w * j, r[k]);                      \
+                else  /* row k's lanes in the band */                        \
+                    MSTORE(d[i - i0 + k] + w * j,                            \
+                           trilu_lanes(i + k + a - j, i + k + b - j + 1, n), r[k]); \
         }
 
 #define TRILU_TILE_ARGS                                                      \
@@ -713,6 +718,10 @@ trilu_transpose16x16(__m512i *r)
 #define TRILU_LOAD4(m, p) _mm512_mask_loadu_epi32(f, (__mmask16)(m), (p))
 #define TRILU_LOAD2(m, p) _mm256_mask_loadu_epi16(f, (__mmask16)(m), (p))
 #define TRILU_LOAD1(m, p) _mm_mask_loadu_epi8(f, (__mmask16)(m), (p))
+#define TRILU_MSTORE8(p, m, v) _mm512_mask_storeu_epi64((p), (__mmask8)(m), (v))
+#define TRILU_MSTORE4(p, m, v) _mm512_mask_storeu_epi32((p), (__mmask16)(m), (v))
+#define TRILU_MSTORE2(p, m, v) _mm256_mask_storeu_epi16((p), (__mmask16)(m), (v))
+#define TRILU_MSTORE1(p, m, v) _mm_mask_storeu_epi8((p), (__mmask16)(m), (v))
 #define TRILU_STORE256I(p, v)                                  \
     do {                                                       \
         if (stream)                                            \
@@ -731,31 +740,36 @@ trilu_transpose16x16(__m512i *r)
 TRILU_AVX512 static void trilu_tile8_avx512(TRILU_TILE_ARGS)
 {
     const ptrdiff_t w = 8;
-    const __m512i f = _mm512_set1_epi64(trilu_word(fill));
-    TRILU_TILE(__m512i, 8, f, TRILU_LOAD8, TRILU_STORE512, trilu_transpose8x8)
+    const __m512i f = _mm512_set1_epi64(fill ? trilu_word(fill) : 0);
+    TRILU_TILE(__m512i, 8, f, TRILU_LOAD8, TRILU_STORE512, TRILU_MSTORE8,
+               trilu_transpose8x8)
 }
 
 TRILU_AVX512 static void trilu_tile4_avx512(TRILU_TILE_ARGS)
 {
     const ptrdiff_t w = 4;
-    const __m512i f = _mm512_set1_epi32((int)trilu_word32(fill));
-    TRILU_TILE(__m512i, 16, f, TRILU_LOAD4, TRILU_STORE512, trilu_transpose16x16)
+    const __m512i f = _mm512_set1_epi32(fill ? (int)trilu_word32(fill) : 0);
+    TRILU_TILE(__m512i, 16, f, TRILU_LOAD4, TRILU_STORE512, TRILU_MSTORE4,
+               trilu_transpose16x16)
 }
 
 TRILU_AVX512 static void trilu_tile2_avx512(TRILU_TILE_ARGS)
 {
     const ptrdiff_t w = 2;
-    uint16_t v;
-    memcpy(&v, fill, 2);
+    uint16_t v = 0;
+    if (fill)
+        memcpy(&v, fill, 2);
     const __m256i f = _mm256_set1_epi16((short)v);
-    TRILU_TILE(__m256i, 16, f, TRILU_LOAD2, TRILU_STORE256I, trilu_transpose16x16_words)
+    TRILU_TILE(__m256i, 16, f, TRILU_LOAD2, TRILU_STORE256I, TRILU_MSTORE2,
+               trilu_transpose16x16_words)
 }
 
 TRILU_AVX512 static void trilu_tile1_avx512(TRILU_TILE_ARGS)
 {
     const ptrdiff_t w = 1;
-    const __m128i f = _mm_set1_epi8(fill[0]);
-    TRILU_TILE(__m128i, 16, f, TRILU_LOAD1, TRILU_STORE128, trilu_transpose16x16_bytes)
+    const __m128i f = _mm_set1_epi8(fill ? fill[0] : 0);
+    TRILU_TILE(__m128i, 16, f, TRILU_LOAD1, TRILU_STORE128, TRILU_MSTORE1,
+               trilu_transpose16x16_bytes)
 }
 
 /* CPUID says so, and the OS saves the registers (libgcc and compiler-rt

@@ -771,7 +771,8 @@ static void check_transpose_narrow(void)
 
 /* The tiles of 8-byte elements (trilu_tile8_avx2, trilu_tile8_avx512) and
  * of 4-, 2- and 1-byte ones (trilu_tile4_avx512, trilu_tile2_avx512,
- * trilu_tile1_avx512), streamed or not, against element by
+ * trilu_tile1_avx512), streamed or not, with a fill or (AVX-512's) none
+ * (nothing outside the band written), against element by
  * element copies: tiles of 1 and 2 blocks' rows and of 1 and 3 blocks'
  * columns at four places, every band (a, b) from empty to all, a fill
  * outside it; dst's rows (line-aligned at the tile) untouched around the
@@ -810,25 +811,26 @@ static void check_tiles(void)
                 for (cols = n; cols <= 3 * n; cols += 2 * n)
                     for (a = -5 * n; a <= 5 * n; a += 3)
                         for (b = a - 1; b <= 7 * n; b += 5)
-                            for (v = 0; v < 2; v++) {  /* streamed or not */
+                            /* streamed or not; filled or not (AVX-512's) */
+                            for (v = 0; v < (f ? 4 : 2); v++) {
                                 i0 = n * at[p][0];
                                 j0 = n * at[p][1];
                                 memset(got, 0x5A, (size_t)(2 * n * row));
                                 memset(want, 0x5A, (size_t)(2 * n * row));
                                 for (i = 0; i < rows; i++)
                                     for (j = j0; j < j0 + cols; j++)
-                                        memcpy(want + i * row + j * w,
-                                               a <= j - (i0 + i) && j - (i0 + i) <= b
-                                                   ? (const void *)(s[j - j0] + (i0 + i) * w)
-                                                   : (const void *)&fill,
-                                               (size_t)w);
+                                        if (a <= j - (i0 + i) && j - (i0 + i) <= b)
+                                            memcpy(want + i * row + j * w,
+                                                   s[j - j0] + (i0 + i) * w, (size_t)w);
+                                        else if (v < 2)
+                                            memcpy(want + i * row + j * w, &fill, (size_t)w);
                                 fns[f](d, s, i0, i0 + rows, j0, j0 + cols, a, b,
-                                       (const char *)&fill, v);
+                                       v < 2 ? (const char *)&fill : NULL, v & 1);
                                 trilu_stream_fence();
                                 CHECK(memcmp(got, want, (size_t)(2 * n * row)) == 0,
-                                      "tile %d stream=%d i0=%d j0=%d rows=%d cols=%d "
-                                      "a=%d b=%d", f, v, (int)i0, (int)j0, (int)rows,
-                                      (int)cols, (int)a, (int)b);
+                                      "tile %d stream=%d fill=%d i0=%d j0=%d rows=%d "
+                                      "cols=%d a=%d b=%d", f, v & 1, v < 2, (int)i0,
+                                      (int)j0, (int)rows, (int)cols, (int)a, (int)b);
                                 cases++;
                             }
     }
