@@ -141,6 +141,34 @@ cdef inline bint column_tiles(const Job *job, Py_ssize_t r0,
             and job.src_col == job.width and job.dst_col == job.width)))
 
 
+cdef void along_rows(elem_t *tag, const Job *job, const char *src, char *dst,
+                     Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
+    """A mirror's rows [r0, r1) (of the matrix at dst, its packed lines at
+    src) but the band read across: the other band along each row's own
+    line, the fill elsewhere; where each span is its whole line, the lines
+    one after the other, in one vector loop a row (trilu_along_rows)."""
+    cdef Py_ssize_t i, lo, hi, xlo, xhi, count, length, la, lb
+    cdef Py_ssize_t w = job.width, cols = job.cols, step = job.src_col
+    cdef bint mirrored_across = not job.columns
+    # the band read across, and the other one, read along
+    cdef Py_ssize_t a = job.ma if mirrored_across else job.a
+    cdef Py_ssize_t b = job.mb if mirrored_across else job.b
+    cdef Py_ssize_t aa = job.a if mirrored_across else job.ma
+    cdef Py_ssize_t ab = job.b if mirrored_across else job.mb
+    cdef const char *line = src + packed_line(job, r0, step)
+    packed_lines(job, &count, &length, &la, &lb)
+    if aa == la and ab == lb:  # (from row r0's span's first element)
+        trilu_along_rows_avx512(dst + r0 * job.dst_row,
+                                line + clip(r0 + aa, 0, cols) * w, job.dst_row,
+                                r0, r1, aa, ab, a, b, cols, w, job.fill.pattern)
+        return
+    for i in range(r0, r1):    # (spans a part of their lines)
+        row_span(CROSSED, aa, ab, cols, i, &lo, &hi)
+        row_span(CROSSED, a, b, cols, i, &xlo, &xhi)
+        unpacked_row(tag, job, dst + i * job.dst_row, line, lo, hi, NULL, xlo, xhi)
+        line += line_gap(i, la, lb, length) * step
+
+
 cdef void column_tile(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                       Py_ssize_t r0, Py_ssize_t r1) noexcept nogil:
     """column_rows' rows [r0, r1) where column_tiles: up to 512 lines at a
@@ -149,19 +177,17 @@ cdef void column_tile(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     fill in the other lanes, a block's row one store; no fill pass, no
     element walk at the band's edges), the last n columns and the last n
     rows moved back to end at cols and at r1 (some written twice, alike).
-    A mirror's rows are first written whole along their own lines (the
-    other band, the fill elsewhere: where each span is its whole line, one
-    vector loop a row), then its tiles write the band read across
-    (column_rows'), under masks at its edge."""
+    A mirror's rows are first written along their own lines but the band
+    read across (along_rows, a group's before its first tiles: still in
+    L1D for them), then its tiles write that band (column_rows'), under
+    masks at its edge."""
     cdef Py_ssize_t w = job.width, n = tile_lanes(w), step = job.src_col
     cdef Py_ssize_t g, c, c1, i, j = 0, cols = job.cols, count, length, la, lb
-    cdef Py_ssize_t lo, hi, xlo, xhi
+    cdef Py_ssize_t done = r0      # a mirror's rows written along
     cdef bint mirrored_across = job.mirror and not job.columns
-    # the band read across, and a mirror's other one, read along
+    # the band read across
     cdef Py_ssize_t a = job.ma if mirrored_across else job.a
     cdef Py_ssize_t b = job.mb if mirrored_across else job.b
-    cdef Py_ssize_t aa = job.a if mirrored_across else job.ma
-    cdef Py_ssize_t ab = job.b if mirrored_across else job.mb
     cdef char *drow[16]
     # up to 512 lines' places found once (4 KiB of stack), the rows then
     # a group at a time across them: each group's lines read while in L1D
@@ -169,22 +195,6 @@ cdef void column_tile(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef const char *src = job.src + so
     cdef const char *line = src + packed_line(job, 0, step)  # line j's p: + p * w
     packed_lines(job, &count, &length, &la, &lb)
-    if job.mirror and aa == la and ab == lb:
-        # each row's span its whole packed line, one after the other (from
-        # row r0's span's first element)
-        trilu_line_rows_avx512(job.dst + do + r0 * job.dst_row,
-                               src + packed_line(job, r0, step)
-                               + clip(r0 + aa, 0, cols) * w, job.dst_row, r0, r1,
-                               aa, ab, cols, w, job.fill.pattern)
-    elif job.mirror:           # spans a part of their lines
-        line = src + packed_line(job, r0, step)
-        for i in range(r0, r1):
-            row_span(CROSSED, aa, ab, cols, i, &lo, &hi)
-            row_span(CROSSED, a, b, cols, i, &xlo, &xhi)
-            unpacked_row(tag, job, job.dst + do + i * job.dst_row, line, lo, hi,
-                         NULL, xlo, xhi)
-            line += line_gap(i, la, lb, length) * step
-        line = src + packed_line(job, 0, step)
     while j < cols:
         c1 = min(j + 512, cols - cols % n)   # whole blocks
         if c1 <= j:            # the last block, moved back
@@ -197,6 +207,9 @@ cdef void column_tile(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
         i = r0
         while i < r1:
             i = min(i, r1 - n)
+            if job.mirror and done < i + n:
+                along_rows(tag, job, src, job.dst + do, done, i + n)
+                done = i + n
             for g in range(n):
                 drow[g] = job.dst + do + (i + g) * job.dst_row
             tile(w, drow, lines, i, i + n, j, c1, a, b,

@@ -588,6 +588,34 @@ static void trilu_line_rows_avx512(char *d, const char *line, ptrdiff_t dst_row,
     TRILU_FORMS(TRILU_LINE_ROWS)
 }
 
+/* A mirror's rows [i0, i1) but their band (xa, xb) read across (at their
+ * start, xb < a, or at their end, xa > b): the band (a, b) from packed
+ * lines at `line`, each right after the one before, the fill elsewhere;
+ * each row's part past the band read across only, as a row form. */
+TRILU_AVX512
+static void trilu_along_rows_avx512(char *d, const char *line, ptrdiff_t dst_row,
+                                    ptrdiff_t i0, ptrdiff_t i1, ptrdiff_t a,
+                                    ptrdiff_t b, ptrdiff_t xa, ptrdiff_t xb,
+                                    ptrdiff_t cols, ptrdiff_t w, const char *fill)
+{
+    const __m512i f = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)fill));
+    const ptrdiff_t n = cols * w, span = (b - a + 1) * w;
+    ptrdiff_t i, x = (i0 + a) * w, lo, hi, e;  /* x: row i's i + a, in bytes */
+    for (i = i0; i < i1; i++, x += w, d += dst_row, line += hi - lo) {
+        lo = x < 0 ? 0 : (x > n ? n : x);
+        hi = x + span < lo ? lo : (x + span > n ? n : x + span);
+        if (xb < a) {          /* from the end of the band read across */
+            e = (i + xb + 1) * w;
+            e = e < 0 ? 0 : (e > lo ? lo : e);
+            trilu_row_end(d + e, line - lo + e, (size_t)(lo - e), (size_t)(n - e), f);
+        } else {               /* up to its start */
+            e = (i + xa) * w;
+            e = e < hi ? hi : (e > n ? n : e);
+            trilu_row_start(d, line - lo, (size_t)hi, (size_t)e, f);
+        }
+    }
+}
+
 /* PACK's rows [i0, i1) of a band (a, b) of a matrix of `cols` elements of w
  * bytes, rows src_row bytes apart from s: row i's span to the packed line at
  * `line`, each right after the one before, 64 bytes at a time, the tail
@@ -857,6 +885,15 @@ static void trilu_line_rows_avx512(char *d, const char *line, ptrdiff_t dst_row,
 {
     (void)d; (void)line; (void)dst_row; (void)i0; (void)i1; (void)a; (void)b;
     (void)cols; (void)w; (void)fill;
+}
+
+static void trilu_along_rows_avx512(char *d, const char *line, ptrdiff_t dst_row,
+                                    ptrdiff_t i0, ptrdiff_t i1, ptrdiff_t a,
+                                    ptrdiff_t b, ptrdiff_t xa, ptrdiff_t xb,
+                                    ptrdiff_t cols, ptrdiff_t w, const char *fill)
+{
+    (void)d; (void)line; (void)dst_row; (void)i0; (void)i1; (void)a; (void)b;
+    (void)xa; (void)xb; (void)cols; (void)w; (void)fill;
 }
 
 static void trilu_pack_rows_avx512(char *line, const char *s, ptrdiff_t src_row,

@@ -60,6 +60,10 @@ cdef extern from "_simd.h" nogil:
                                 Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t a,
                                 Py_ssize_t b, Py_ssize_t cols, Py_ssize_t w,
                                 const char *fill)
+    void trilu_along_rows_avx512(char *d, const char *line, Py_ssize_t dst_row,
+                                 Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t a,
+                                 Py_ssize_t b, Py_ssize_t xa, Py_ssize_t xb,
+                                 Py_ssize_t cols, Py_ssize_t w, const char *fill)
     void trilu_pack_rows_avx512(char *line, const char *s, Py_ssize_t src_row,
                                 Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t a,
                                 Py_ssize_t b, Py_ssize_t cols, Py_ssize_t w)

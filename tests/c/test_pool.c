@@ -518,17 +518,18 @@ static void check_stream(void)
  * (a, b) from far below to far above the matrix, so each of the three row
  * forms, with every element width a fill pattern allows, every alignment of
  * the rows' start, and a gap between rows that must stay untouched; the
- * same rows from packed lines (trilu_line_rows_avx512, an UNPACK's), and
- * packed into lines (trilu_pack_rows_avx512), the bytes around them
- * untouched. */
+ * same rows from packed lines (trilu_line_rows_avx512, an UNPACK's), a
+ * mirror's but a band read across (trilu_along_rows_avx512), and packed
+ * into lines (trilu_pack_rows_avx512), the bytes around them untouched. */
 static void check_rows(void)
 {
     enum { ROWS = 5, GAP = 7, MAXN = 200 };
     static char src[ROWS * (MAXN + GAP) + 64], got[ROWS * (MAXN + GAP) + 64];
     static char want[ROWS * (MAXN + GAP) + 64], pat[32];
+    static char across[ROWS * (MAXN + GAP) + 64];
     static char lines[ROWS * MAXN + 64], packed[ROWS * MAXN + 64];
     static const ptrdiff_t widths[] = {1, 2, 4, 8, 16};
-    ptrdiff_t cols, a, b, w, i0, n, row, off, len;
+    ptrdiff_t cols, a, b, w, i0, n, row, off, len, xa, xb, i, lo, hi, t;
     size_t k, cases = 0;
     int p;
     if (!trilu_avx512_usable()) {
@@ -572,6 +573,30 @@ static void check_rows(void)
                                       "line_rows_avx512 cols=%d w=%d a=%d b=%d "
                                       "off=%d i0=%d pattern %d", (int)cols, (int)w,
                                       (int)a, (int)b, (int)off, (int)i0, p);
+                                /* a mirror's rows, a band read across before
+                                 * theirs (theirs to the end) or after it (theirs
+                                 * from the start): those bytes untouched */
+                                for (t = 0; t < 3 && (b >= cols || a <= -ROWS); t += 2) {
+                                    xa = b >= cols ? -ROWS - 1 : b + 1 + t;
+                                    xb = b >= cols ? a - 1 - t : cols + 1;
+                                    memcpy(across, want, sizeof want);
+                                    for (i = i0; i < ROWS; i++) {
+                                        lo = i + xa < 0 ? 0 : (i + xa > cols ? cols : i + xa);
+                                        hi = i + xb + 1 < lo ? lo
+                                             : (i + xb + 1 > cols ? cols : i + xb + 1);
+                                        memset(across + off + i * row + lo * w, 0x5A,
+                                               (size_t)((hi - lo) * w));
+                                    }
+                                    memset(got, 0x5A, sizeof got);
+                                    trilu_along_rows_avx512(got + off + i0 * row,
+                                                            lines + off, row, i0, ROWS,
+                                                            a, b, xa, xb, cols, w, pat);
+                                    CHECK(memcmp(got, across, sizeof got) == 0,
+                                          "along_rows_avx512 cols=%d w=%d a=%d b=%d "
+                                          "xa=%d xb=%d off=%d i0=%d pattern %d",
+                                          (int)cols, (int)w, (int)a, (int)b, (int)xa,
+                                          (int)xb, (int)off, (int)i0, p);
+                                }
                                 /* and packed into lines */
                                 memset(packed, 0x5A, sizeof packed);
                                 trilu_pack_rows_avx512(packed + off, src + i0 * row, row,
