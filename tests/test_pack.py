@@ -814,7 +814,8 @@ def test_unpack_mirror_by_row_groups(dtype: str, rng) -> None:
                 assert plan.get("method", "columns") in ("columns", "matrices")
                 taken[plan.get("method")] += 1  # (empty: {})
                 contiguous = lines.strides[-1] == itemsize in out.strides[-2:]
-                tiles = contiguous and plan.get("method") == "columns" and 0 < lanes <= n
+                columns = contiguous and plan.get("method") == "columns"
+                tiles = columns and 0 < lanes <= n
                 assert plan.get("tiles", False) == tiles
                 taken["tiles"] += tiles
                 for mirror in modes:

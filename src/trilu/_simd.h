@@ -12,15 +12,17 @@
  *   blocks in registers: 4x4 of 8-byte elements, 8x8 of 4- and 2-byte ones,
  *   16x16 of bytes (a load and a store move a row of the block, where the
  *   element walk moves one element each).
- * - AVX-512 (F, BW and BMI2): the same AND 64 bytes at a time, and a whole
+ * - AVX-512 (F, BW, VL and BMI2): the same AND 64 bytes at a time, and a whole
  *   row (fill, kept span, fill) in one loop of 64-byte stores, the bytes at
  *   the span's edges and the row's tail chosen by a mask register. A short
  *   row so written costs no call and reads no mask, where a memset and a
  *   memcpy cost a call each and a keep-mask one more load a store. And the
- *   transposed walk's tiles of 4- and 8-byte elements, a square block's
- *   row a whole line (with AVX2, two 4x4 blocks' of 8-byte ones): from
- *   registers to dst in one store, streaming where the result streams,
- *   where the tile's buffer costs a store and a load more an element.
+ *   transposed walk's tiles, square blocks (8x8 of 8-byte elements, 16x16
+ *   of 1- to 4-byte ones; with AVX2, two 4x4 of 8-byte ones side by side)
+ *   whose runs load under masks inside the band, a block's row from
+ *   registers to dst in one store (streaming where the result streams and
+ *   the row is a whole line), where the tile's buffer costs a store and a
+ *   load more an element.
  *
  * TRILU_AVX2=0 in the environment keeps the portable loops, TRILU_AVX512=0
  * the AVX2 ones (_write.pxi reads them).
@@ -702,8 +704,8 @@ trilu_transpose16x16(__m512i *r)
  * a block's rows and columns), from s[j - j0] + w * i (runs along rows,
  * read forwards) to d[i - i0] + w * j where a <= j - i <= b, the fill (an
  * element's bytes) elsewhere (fill NULL: nothing outside the band is
- * written, blocks across its edge stored under masks, MSTORE). A square block in registers at a time (a
- * vector V of n elements a row: 8x8 of 8-byte elements and 16x16 of 4-byte
+ * written, blocks across its edge stored under masks, MSTORE). A square
+ * block in registers at a time (a vector V of n elements a row: 8x8 of 8-byte elements and 16x16 of 4-byte
  * ones, a row a whole line; 16x16 of 2- and 1-byte ones, a row half and a
  * quarter of one), a row of it one store, STORE (where `stream`, a
  * streaming one: each d[i] + w * j0 is then aligned to a line, and a
