@@ -9,9 +9,8 @@
 # closer to contiguous for UNPACK (its writes): where the packed lines (or
 # PACK's matrix) run the other way, or an UNPACK's mirrored band does, the
 # TILED walk reads them across by tiles, or in cache an UNPACK's row groups
-# (COLUMNS; by square blocks on AVX-512). Small
-# matrices of short rows go whole instead (MATRICES), through a table of
-# their elements' offsets.
+# (COLUMNS; by square blocks on AVX-512). Small matrices of short rows go
+# whole instead (MATRICES), through a table of their elements' offsets.
 
 cdef enum:
     # Matrices of short rows (under SPAN_CALL_BYTES, copied element by element
@@ -56,15 +55,6 @@ cdef inline bint blocked_columns(const Job *job) noexcept nogil:
     elements or more (a 4x4 block of 8-byte ones saves too little over the
     element walk to pay for reading and filling past the spans)."""
     return whole_groups(job) and block_columns(job.width) >= 8
-
-
-cdef inline Py_ssize_t line_gap(Py_ssize_t c, Py_ssize_t la, Py_ssize_t lb,
-                                Py_ssize_t length) noexcept nogil:
-    """How far packed line c + 1's biased place (packed_line's) lies past line
-    c's, in elements, lines of `length` in the band (la, lb) (packed_lines':
-    line c holds [c + la, c + lb]): line c's end less line c + 1's start."""
-    return (clip(c + lb + 1, clip(c + la, 0, length), length)
-            - clip(c + 1 + la, 0, length))
 
 
 cdef void packed_extent(const Job *job, const char **lo,
@@ -131,9 +121,8 @@ cdef inline bint column_tiles(const Job *job, Py_ssize_t r0,
     """Whether column_rows' rows [r0, r1) go as tiles of square blocks
     (column_tile): AVX-512, a block's rows and columns at least, and
     whole_groups, or a mirror (both sides contiguous) not conjugated.
-    (AVX2's pairs of 4x4 blocks lost to
-    column_rows' 4x4 blocks and memsets: unpack(order=F) of 8x100x100
-    int64 25 -> 28 us.)"""
+    (AVX2's pairs of 4x4 blocks lost to column_rows' 4x4 blocks and
+    memsets: unpack(order=F) of 8x100x100 int64 25 -> 28 us.)"""
     cdef Py_ssize_t n = tile_lanes(job.width)
     return (n and _vectors == AVX512 and job.cols >= n and r1 - r0 >= n and (
         whole_groups(job) or (
@@ -178,12 +167,10 @@ cdef void column_tile(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     element walk at the band's edges), the last n columns and the last n
     rows moved back to end at cols and at r1 (some written twice, alike).
     A mirror's rows are first written along their own lines but the band
-    read across (along_rows, a group's before its first tiles: still in
-    L1D for them), then its tiles write that band (column_rows'), under
-    masks at its edge."""
+    read across (along_rows), then the tiles write that band (column_rows'),
+    nothing outside it (under masks at its edge)."""
     cdef Py_ssize_t w = job.width, n = tile_lanes(w), step = job.src_col
     cdef Py_ssize_t g, c, c1, i, j = 0, cols = job.cols, count, length, la, lb
-    cdef Py_ssize_t done = r0      # a mirror's rows written along
     cdef bint mirrored_across = job.mirror and not job.columns
     # the band read across
     cdef Py_ssize_t a = job.ma if mirrored_across else job.a
@@ -195,6 +182,8 @@ cdef void column_tile(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef const char *src = job.src + so
     cdef const char *line = src + packed_line(job, 0, step)  # line j's p: + p * w
     packed_lines(job, &count, &length, &la, &lb)
+    if job.mirror:
+        along_rows(tag, job, src, job.dst + do, r0, r1)
     while j < cols:
         c1 = min(j + 512, cols - cols % n)   # whole blocks
         if c1 <= j:            # the last block, moved back
@@ -207,9 +196,6 @@ cdef void column_tile(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
         i = r0
         while i < r1:
             i = min(i, r1 - n)
-            if job.mirror and done < i + n:
-                along_rows(tag, job, src, job.dst + do, done, i + n)
-                done = i + n
             for g in range(n):
                 drow[g] = job.dst + do + (i + g) * job.dst_row
             tile(w, drow, lines, i, i + n, j, c1, a, b,

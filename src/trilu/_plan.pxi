@@ -268,6 +268,15 @@ cdef inline Py_ssize_t packed_line(const Job *job, Py_ssize_t at,
             - clip(at + job.a, 0, job.cols)) * step
 
 
+cdef inline Py_ssize_t line_gap(Py_ssize_t c, Py_ssize_t la, Py_ssize_t lb,
+                                Py_ssize_t length) noexcept nogil:
+    """How far packed line c + 1's biased place (packed_line's) lies past line
+    c's, in elements, lines of `length` in the band (la, lb) (packed_lines':
+    line c holds [c + la, c + lb]): line c's end less line c + 1's start."""
+    return (clip(c + lb + 1, clip(c + la, 0, length), length)
+            - clip(c + 1 + la, 0, length))
+
+
 cdef inline Py_ssize_t across_rows(Py_ssize_t width) noexcept nogil:
     """The rows of an across_tile: ACROSS_RUN_BYTES of each source run."""
     return max(8, min(ACROSS_MAX, ACROSS_RUN_BYTES // width))
