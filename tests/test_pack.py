@@ -213,6 +213,59 @@ def test_pack_rows_copied_inline(dtype: str, rng) -> None:
 @pytest.mark.parametrize(
     "dtype", ["int8", "int16", "float32", "float64", "complex128", "V3"]
 )
+def test_pack_across_by_tiles(dtype: str, rng) -> None:
+    """A PACK that reads its matrices across their lines (order="F" of C
+    order, order="C" of F order), in cache, goes by square blocks on
+    AVX-512 (explain_packed's "tiles": 8x8 of 8-byte elements, 16x16 of 1-
+    to 4-byte ones), where the runs read and the vector are contiguous and
+    lines and runs are two blocks' or more (8-byte elements only where L1D
+    would not hold the runs at their stride, as 40 runs 1 KiB apart),
+    writing nothing outside the lines: every band of matrices of fewer
+    lines than two blocks, of blocks and a rest, of more runs than a
+    tile's 512; contiguous, a gap apart and strided; into a contiguous
+    vector and a strided one; a batch."""
+    from trilu import _kernel  # noqa: PLC0415
+
+    dtype_ = np.dtype(dtype)
+    w = dtype_.itemsize
+    lanes = {1: 16, 2: 16, 4: 16, 8: 8}.get(w, 0)
+    lanes = lanes if _kernel._vector_loops() == "avx512" else 0
+    tiled = 0
+    for n, m in [(9, 40), (21, 19), (37, 70), (40, 23), (600, 17), (40, 128)]:
+        for order in ("C", "F"):
+            x = make(dtype_, (2, n, m + 3), rng)
+            base = x[..., :m] if order == "F" else np.asfortranarray(x[..., :m])
+            for k, upper in itertools.product(range(-n - 1, m + 2, 5), (True, False)):
+                p = count(n, m, k, upper)
+                lo, hi = (k_int(k), None) if upper else (None, k_int(k))
+                wide = np.empty((2, 2 * p), dtype_)
+                strided = base[..., ::2, :]
+                for mat, out in [(base, np.empty((2, p), dtype_)),
+                                 (base.copy(order="K"), wide[..., ::2]),
+                                 (strided, np.empty_like(pack_oracle(strided, k, upper, order)))]:  # fmt: skip
+                    exp = pack_oracle(mat, k, upper, order)
+                    plan = _kernel.explain_packed(mat, out, False, lo, hi, order == "F")
+                    across = mat.strides[-1 if order == "F" else -2] == w
+                    tiles = (across and out.strides[-1] == w and lanes > 0
+                             and plan.get("method") == "strided"
+                             and min(mat.shape[-2:]) >= 2 * lanes)  # fmt: skip
+                    # (8-byte ones where the runs would not stay in L1D)
+                    apart = abs(mat.strides[-2 if order == "F" else -1])
+                    runs = mat.shape[-2 if order == "F" else -1]
+                    tiles &= w <= 4 or runs > _kernel._l1_lines(apart)
+                    assert plan.get("tiles", False) == tiles, (mat.strides, plan)
+                    tiled += tiles
+                    out[...] = make(dtype_, out.shape, rng)
+                    got = trilu.pack(mat, k, upper=upper, order=order, out=out)
+                    assert got is out
+                    assert_same(out, exp)
+    assert bool(tiled) == bool(lanes)
+
+
+@pytest.mark.usefixtures("threads")
+@pytest.mark.parametrize(
+    "dtype", ["int8", "int16", "float32", "float64", "complex128", "V3"]
+)
 def test_pack_side_by_side(dtype: str, rng) -> None:
     """A batch whose matrices lie side by side (each element's batch one
     contiguous run: Fortran order, or the batch axes last in memory in any

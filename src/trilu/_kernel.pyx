@@ -887,7 +887,7 @@ def explain_packed(cnp.ndarray mat not None, cnp.ndarray vec not None, bint unpa
     a band's (contiguous_rows), vector: its rows by AVX-512's row loops
     (an UNPACK's crossed ones, a PACK's spans copied inline), lines: its
     tiles streamed whole lines wide (whole_tiles), tiles: its rows by square
-    blocks, the fill with them (column_tiles), and
+    blocks, the fill with them (column_tiles; a PACK's lines, pack_tiles), and
     blocked: else its row groups' lines all moved by blocks
     (blocked_columns). Nothing is written."""
     cdef Plan p
@@ -902,7 +902,8 @@ def explain_packed(cnp.ndarray mat not None, cnp.ndarray vec not None, bint unpa
                            fill, columns, True, mirror and unpack, NULL, NULL, NULL,
                            pattern, offsets):
         return {}
-    tiles = column_tiles(&p.job, 0, p.job.rows)
+    tiles = (column_tiles(&p.job, 0, p.job.rows) if unpack
+             else pack_tiles(&p.job, 0, p.job.rows))
     return dict(method=_METHODS[p.job.method], stream=p.job.stream,
                 threads=p.threads, rows=p.job.method == STRIDED and unpacked_along(
                     &p.job), lines=p.job.method == TILED and whole_tiles(&p.job),

@@ -151,6 +151,11 @@ def _l1d_bytes():
     return L1D_BYTES
 
 
+def _l1_lines(Py_ssize_t stride):
+    """How many lines `stride` bytes apart the plans assume L1D holds."""
+    return l1_lines(stride)
+
+
 ctypedef struct u128:          # complex128, long double, 16-byte strings
     uint64_t lo
     uint64_t hi
