@@ -12,8 +12,8 @@
  *   blocks in registers: 4x4 of 8-byte elements, 8x8 of 4- and 2-byte ones,
  *   16x16 of bytes (a load and a store move a row of the block, where the
  *   element walk moves one element each).
- * - AVX-512 (F, BW, VL and BMI2): the same AND 64 bytes at a time, and a whole
- *   row (fill, kept span, fill) in one loop of 64-byte stores, the bytes at
+ * - AVX-512 (F, BW, VL and BMI2): the same AND 64 bytes at a time, and a
+ *   whole row (fill, kept span, fill) in one loop of 64-byte stores, the bytes at
  *   the span's edges and the row's tail chosen by a mask register. A short
  *   row so written costs no call and reads no mask, where a memset and a
  *   memcpy cost a call each and a keep-mask one more load a store. And the
@@ -209,14 +209,16 @@ trilu_transpose16x16_bytes(__m128i *r)
     }
     for (c = 0; c < 4; c++)         /* b[4c + 2p + h]: elements 4c + 2h.., rows 8p.. */
         for (k = 0; k < 2; k++) {
-            b[4 * c + 2 * k] = _mm_unpacklo_epi32(r[4 * c + 2 * k], r[4 * c + 2 * k + 1]);
+            b[4 * c + 2 * k] = _mm_unpacklo_epi32(r[4 * c + 2 * k],
+                                                  r[4 * c + 2 * k + 1]);
             b[4 * c + 2 * k + 1] = _mm_unpackhi_epi32(r[4 * c + 2 * k],
                                                       r[4 * c + 2 * k + 1]);
         }
     for (c = 0; c < 4; c++)         /* each element's sixteen rows */
         for (h = 0; h < 2; h++) {
             r[4 * c + 2 * h] = _mm_unpacklo_epi64(b[4 * c + h], b[4 * c + 2 + h]);
-            r[4 * c + 2 * h + 1] = _mm_unpackhi_epi64(b[4 * c + h], b[4 * c + 2 + h]);
+            r[4 * c + 2 * h + 1] = _mm_unpackhi_epi64(b[4 * c + h],
+                                                      b[4 * c + 2 + h]);
         }
 }
 
@@ -250,7 +252,7 @@ trilu_transpose16x16_words(__m256i *r)
 {
     __m256i t[16];
     int k, q, m;
-    for (k = 0; k < 8; k++) {       /* t[2k], t[2k + 1]: elements 0-3 / 4-7 of a lane */
+    for (k = 0; k < 8; k++) {       /* t[2k], t[2k + 1]: a lane's elements 0-3, 4-7 */
         t[2 * k] = _mm256_unpacklo_epi16(r[2 * k], r[2 * k + 1]);
         t[2 * k + 1] = _mm256_unpackhi_epi16(r[2 * k], r[2 * k + 1]);
     }
@@ -263,7 +265,8 @@ trilu_transpose16x16_words(__m256i *r)
     for (q = 0; q < 2; q++)         /* t[8q + 2m + h]: rows 8q.., element 2m + h */
         for (m = 0; m < 4; m++) {
             t[8 * q + 2 * m] = _mm256_unpacklo_epi64(r[8 * q + m], r[8 * q + 4 + m]);
-            t[8 * q + 2 * m + 1] = _mm256_unpackhi_epi64(r[8 * q + m], r[8 * q + 4 + m]);
+            t[8 * q + 2 * m + 1] = _mm256_unpackhi_epi64(r[8 * q + m],
+                                                         r[8 * q + 4 + m]);
         }
     for (k = 0; k < 8; k++) {       /* columns k and k + 8: rows 0-7 beside 8-15 */
         r[k] = _mm256_permute2x128_si256(t[k], t[8 + k], 0x20);
@@ -375,9 +378,9 @@ static inline unsigned trilu_lanes(ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t n)
     } while (0)
 
 /* The tile of trilu_tile8_avx512 on AVX2 (a fill given): 4x4 blocks in
- * registers (trilu_transpose4_avx2's), two side by side, so that a row of the pair is
- * a whole line (streamed: two 32-byte streaming stores, one after the
- * other). A run's elements outside the band are loaded under a mask (none
+ * registers (trilu_transpose4_avx2's), two side by side, so that a row of
+ * the pair is a whole line (streamed: two 32-byte streaming stores, one
+ * after the other). A run's elements outside the band are loaded under a mask (none
  * read), the fill blended into their lanes. */
 __attribute__((target("avx2")))
 static void trilu_tile8_avx2(char *const *d, const char *const *s, ptrdiff_t i0,
@@ -609,7 +612,8 @@ static void trilu_along_rows_avx512(char *d, const char *line, ptrdiff_t dst_row
         if (xb < a) {          /* from the end of the band read across */
             e = (i + xb + 1) * w;
             e = e < 0 ? 0 : (e > lo ? lo : e);
-            trilu_row_end(d + e, line - lo + e, (size_t)(lo - e), (size_t)(n - e), f);
+            trilu_row_end(d + e, line - lo + e, (size_t)(lo - e), (size_t)(n - e),
+                          f);
         } else {               /* up to its start */
             e = (i + xa) * w;
             e = e < hi ? hi : (e > n ? n : e);
@@ -705,14 +709,14 @@ trilu_transpose16x16(__m512i *r)
  * read forwards) to d[i - i0] + w * j where a <= j - i <= b, the fill (an
  * element's bytes) elsewhere (fill NULL: nothing outside the band is
  * written, blocks across its edge stored under masks, MSTORE). A square
- * block in registers at a time (a vector V of n elements a row: 8x8 of 8-byte elements and 16x16 of 4-byte
- * ones, a row a whole line; 16x16 of 2- and 1-byte ones, a row half and a
- * quarter of one), a row of it one store, STORE (where `stream`, a
- * streaming one: each d[i] + w * j0 is then aligned to a line, and a
- * block's rows are whole lines). A block across the band's edge loads its
- * runs under masks (LOAD(m, p): lanes m from p, f in the others); one
- * wholly outside loads nothing; nothing outside the band is read (a packed
- * line's run ends at the band's edge). */
+ * block in registers at a time (a vector V of n elements a row: 8x8 of
+ * 8-byte elements and 16x16 of 4-byte ones, a row a whole line; 16x16 of
+ * 2- and 1-byte ones, a row half and a quarter of one), a row of it one
+ * store, STORE (where `stream`, a streaming one: each d[i] + w * j0 is
+ * then aligned to a line, and a block's rows are whole lines). A block
+ * across the band's edge loads its runs under masks (LOAD(m, p): lanes m
+ * from p, f in the others); one wholly outside loads nothing; nothing
+ * outside the band is read (a packed line's run ends at the band's edge). */
 #define TRILU_TILE(V, n, f, LOAD, STORE, MSTORE, TRANSPOSE)                  \
     V r[16];                                                                 \
     ptrdiff_t i, j;                                                          \

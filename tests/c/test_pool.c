@@ -576,12 +576,14 @@ static void check_rows(void)
                                 /* a mirror's rows, a band read across before
                                  * theirs (theirs to the end) or after it (theirs
                                  * from the start): those bytes untouched */
-                                for (t = 0; t < 3 && (b >= cols || a <= -ROWS); t += 2) {
+                                for (t = 0; t < 3 && (b >= cols || a <= -ROWS);
+                                     t += 2) {
                                     xa = b >= cols ? -ROWS - 1 : b + 1 + t;
                                     xb = b >= cols ? a - 1 - t : cols + 1;
                                     memcpy(across, want, sizeof want);
                                     for (i = i0; i < ROWS; i++) {
-                                        lo = i + xa < 0 ? 0 : (i + xa > cols ? cols : i + xa);
+                                        lo = i + xa < 0 ? 0
+                                             : (i + xa > cols ? cols : i + xa);
                                         hi = i + xb + 1 < lo ? lo
                                              : (i + xb + 1 > cols ? cols : i + xb + 1);
                                         memset(across + off + i * row + lo * w, 0x5A,
