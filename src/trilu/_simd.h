@@ -361,21 +361,23 @@ static inline unsigned trilu_lanes(ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t n)
     return ((1u << hi) - 1) & ~((1u << lo) - 1);
 }
 
-/* A block's row to p: a streaming store where `stream`, else a normal one. */
-#define TRILU_STORE256(p, v)                       \
-    do {                                           \
-        if (stream)                                \
-            _mm256_stream_pd((double *)(p), (v));  \
-        else                                       \
-            _mm256_storeu_pd((double *)(p), (v));  \
+/* A block's row to p: a streaming store where `stream`, else a normal one
+ * (the intrinsics of the row's width, on a T *). */
+#define TRILU_STORE_AS(streaming, normal, T, p, v)  \
+    do {                                            \
+        if (stream)                                 \
+            streaming((T *)(p), (v));               \
+        else                                        \
+            normal((T *)(p), (v));                  \
     } while (0)
-#define TRILU_STORE512(p, v)                       \
-    do {                                           \
-        if (stream)                                \
-            _mm512_stream_si512((void *)(p), (v)); \
-        else                                       \
-            _mm512_storeu_si512((void *)(p), (v)); \
-    } while (0)
+#define TRILU_STORE128(p, v) \
+    TRILU_STORE_AS(_mm_stream_si128, _mm_storeu_si128, __m128i, p, v)
+#define TRILU_STORE256(p, v) \
+    TRILU_STORE_AS(_mm256_stream_pd, _mm256_storeu_pd, double, p, v)
+#define TRILU_STORE256I(p, v) \
+    TRILU_STORE_AS(_mm256_stream_si256, _mm256_storeu_si256, __m256i, p, v)
+#define TRILU_STORE512(p, v) \
+    TRILU_STORE_AS(_mm512_stream_si512, _mm512_storeu_si512, void, p, v)
 
 /* The tile of trilu_tile8_avx512 on AVX2 (a fill given): 4x4 blocks in
  * registers (trilu_transpose4_avx2's), two side by side, so that a row of
@@ -756,20 +758,6 @@ trilu_transpose16x16(__m512i *r)
 #define TRILU_MSTORE4(p, m, v) _mm512_mask_storeu_epi32((p), (__mmask16)(m), (v))
 #define TRILU_MSTORE2(p, m, v) _mm256_mask_storeu_epi16((p), (__mmask16)(m), (v))
 #define TRILU_MSTORE1(p, m, v) _mm_mask_storeu_epi8((p), (__mmask16)(m), (v))
-#define TRILU_STORE256I(p, v)                                  \
-    do {                                                       \
-        if (stream)                                            \
-            _mm256_stream_si256((__m256i *)(p), (v));          \
-        else                                                   \
-            _mm256_storeu_si256((__m256i *)(p), (v));          \
-    } while (0)
-#define TRILU_STORE128(p, v)                                   \
-    do {                                                       \
-        if (stream)                                            \
-            _mm_stream_si128((__m128i *)(p), (v));             \
-        else                                                   \
-            _mm_storeu_si128((__m128i *)(p), (v));             \
-    } while (0)
 
 TRILU_AVX512 static void trilu_tile8_avx512(TRILU_TILE_ARGS)
 {
