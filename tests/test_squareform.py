@@ -216,10 +216,42 @@ def test_references(name: str, rng) -> None:
         trilu.squareform(m)
 
 
+# --- every place a check can fail, around the blocks in registers ---------------
+
+# numbers of 4 and 8 bytes (the blocks in registers, 16x16 and 8x8: floats,
+# integers, of either byte order) and some the tiles check (complex, float16)
+PAIRED = ["float32", "float64", "int32", "uint64", ">i4", "<u8", "complex64", "float16"]
+PAIRED_SIZES = [1, 2, 7, 8, 9, 15, 16, 17, 24, 33]
+
+
+@pytest.mark.parametrize("dtype", PAIRED)
+def test_every_place(dtype: str, rng) -> None:
+    """Each pair made unequal in turn (upper element or lower), each
+    diagonal element made nonzero, NaN and -0.0 in turn, in matrices that
+    end inside, at and past a block's edge: scipy's result or error."""
+
+    def check(n: int) -> None:
+        v = distances(np.dtype(dtype), n, rng)
+        if v.dtype.kind in "fc":  # no NaN: the matrix passes the checks
+            v[np.isnan(v)] = 1
+        base = distance.squareform(v)
+        same_as_scipy(base)
+        values = [1, -0.0, np.nan] if base.dtype.kind in "fc" else [1]
+        for (i, j), value in itertools.product(np.ndindex(n, n), values):
+            if i != j and value != 1:
+                continue
+            bad = base.copy()
+            bad[i, j] = value if i == j or bad[i, j] != value else 2
+            same_as_scipy(bad)
+
+    every(PAIRED_SIZES, check)
+
+
 # --- large: read by tiles, on threads ---------------------------------------------
 
 LARGE = {"float64": (np.float64, 700), "int8": (np.int8, 1500),
-         "complex64": (np.complex64, 400), "float16": (np.float16, 900)}  # fmt: skip
+         "complex64": (np.complex64, 400), "float16": (np.float16, 900),
+         "float32": (np.float32, 650), "int64": (np.int64, 550)}  # fmt: skip
 
 
 @pytest.mark.parametrize("case", list(LARGE.values()), ids=list(LARGE))

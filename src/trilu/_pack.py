@@ -548,6 +548,11 @@ def _unpack_references(
     return out
 
 
+# _check_numbers' answers for numpy's own number dtypes (np.finfo is a
+# microsecond a call: most of a small squareform's)
+_NUMBERS: dict[np.dtype, tuple[int, bool, int, int] | None] = {}
+
+
 def _check_numbers(dtype: np.dtype) -> tuple[int, bool, int, int] | None:
     """How the kernel compares dtype's elements as numpy does (pack_checked's
     part, floats, mag and inf): integers by their bytes, in either byte
@@ -555,6 +560,17 @@ def _check_numbers(dtype: np.dtype) -> tuple[int, bool, int, int] | None:
     754's rules, a part at a time. None for the others, which numpy
     compares: ml_dtypes' floats among them, which are no numpy inexact type
     (with ml_dtypes 0.5, np.finfo raises for them)."""
+    try:
+        return _NUMBERS[dtype]
+    except KeyError:
+        numbers = _numbers_of(dtype)
+    if dtype.isbuiltin:  # (a finite set: the cache stays small)
+        _NUMBERS[dtype] = numbers
+    return numbers
+
+
+def _numbers_of(dtype: np.dtype) -> tuple[int, bool, int, int] | None:
+    """_check_numbers' answer, worked out."""
     if dtype.kind in "iu" and dtype.itemsize in (1, 2, 4, 8):
         return dtype.itemsize, False, 0, 0
     if not issubclass(dtype.type, np.inexact) or not dtype.isnative:

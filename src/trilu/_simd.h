@@ -794,6 +794,110 @@ TRILU_AVX512 static void trilu_tile1_avx512(TRILU_TILE_ARGS)
                trilu_transpose16x16_bytes)
 }
 
+/* squareform's checked PACK, rows [i0, i1) of an n x n matrix of w-byte
+ * numbers (8 or 4; rows `row` bytes apart from s, its elements contiguous):
+ * row i's strict upper part to its packed line, element j at
+ * line_i + w * j (line the first row's; each row's line right after the
+ * one before), and compared with the transpose's, a square block and its
+ * mirror in registers at a time. Return a count of numbers that differ
+ * (as numpy's !=: for floats IEEE's, a NaN never equal, zeros of either
+ * sign equal), nonzero where any pair does or a NaN lies on the diagonal;
+ * add the diagonal's other nonzero numbers to *nonzero. A block across
+ * the matrix's or the rows' edge loads under masks (nothing outside them
+ * read; what is outside loads as zeros on both sides, equal) and stores
+ * under masks (nothing outside the strict upper part written). */
+#define TRILU_CHECK_BLOCK(n, LOAD, MSTORE, NEQ, TRANSPOSE, umask, lmask, smask) \
+    for (k = 0; k < n; k++) {                                                \
+        u[k] = LOAD(umask, s + (i + k) * row + j * w);                       \
+        l[k] = LOAD(lmask, s + (j + k) * row + i * w);                       \
+    }                                                                        \
+    TRANSPOSE(l);                                                            \
+    differ = 0;                                                              \
+    for (k = 0; k < n; k++) {                                                \
+        differ |= NEQ(u[k], l[k]);                                           \
+        MSTORE(lines[k] + j * w, smask, u[k]);                               \
+    }                                                                        \
+    unequal += __builtin_popcount(differ);
+
+#define TRILU_CHECK_PACK(n, T, LOADZ, MSTORE, NEQ, TRANSPOSE)                 \
+    __m512i u[n], l[n];                                                      \
+    char *lines[n];                                                          \
+    ptrdiff_t i, j, k, rows, unequal = 0;                                    \
+    const unsigned all = (1u << n) - 1;                                      \
+    unsigned rm, cm, differ;                                                 \
+    T x;                                                                     \
+    for (i = i0; i < i1; i += n) {                                           \
+        rows = i1 - i < n ? i1 - i : n;                                      \
+        rm = trilu_lanes(0, rows, n);                                        \
+        for (k = 0; k < n; k++) {  /* (rows past i1: none stored) */         \
+            lines[k] = line;                                                 \
+            if (k < rows)                                                    \
+                line += (cols - 2 - i - k) * w;  /* the next row's */        \
+        }                                                                    \
+        for (j = i; j < cols; j += n) {                                      \
+            if (rows == n && j > i && j + n <= cols) {  /* all inside */     \
+                TRILU_CHECK_BLOCK(n, LOADZ, MSTORE, NEQ, TRANSPOSE, all, all, all) \
+                continue;                                                    \
+            }                                                                \
+            cm = trilu_lanes(0, cols - j, n);                                \
+            TRILU_CHECK_BLOCK(n, LOADZ, MSTORE, NEQ, TRANSPOSE,              \
+                              k < rows ? cm : 0, j + k < cols ? rm : 0,      \
+                              k < rows ? cm & ~trilu_lanes(0, i + k + 1 - j, n) : 0) \
+        }                                                                    \
+        for (k = 0; k < rows; k++) {  /* the diagonal */                     \
+            memcpy(&x, s + (i + k) * (row + w), sizeof(T));                  \
+            *nonzero += x != 0 && x == x;  /* (a NaN: counted unequal) */    \
+        }                                                                    \
+    }                                                                        \
+    return unequal;
+
+#define TRILU_CHECK_ARGS                                                     \
+    char *line, const char *s, ptrdiff_t row, ptrdiff_t cols, ptrdiff_t i0,  \
+    ptrdiff_t i1, ptrdiff_t *nonzero
+
+#define TRILU_NEQ_PD(u, v)                                                   \
+    _mm512_cmp_pd_mask(_mm512_castsi512_pd(u), _mm512_castsi512_pd(v), _CMP_NEQ_UQ)
+#define TRILU_NEQ_PS(u, v)                                                   \
+    _mm512_cmp_ps_mask(_mm512_castsi512_ps(u), _mm512_castsi512_ps(v), _CMP_NEQ_UQ)
+
+TRILU_AVX512 static ptrdiff_t trilu_check_pack8f_avx512(TRILU_CHECK_ARGS)
+{
+    const ptrdiff_t w = 8;
+    TRILU_CHECK_PACK(8, double, _mm512_maskz_loadu_epi64, TRILU_MSTORE8,
+                     TRILU_NEQ_PD, trilu_transpose8x8)
+}
+
+TRILU_AVX512 static ptrdiff_t trilu_check_pack8i_avx512(TRILU_CHECK_ARGS)
+{
+    const ptrdiff_t w = 8;
+    TRILU_CHECK_PACK(8, uint64_t, _mm512_maskz_loadu_epi64, TRILU_MSTORE8,
+                     _mm512_cmpneq_epi64_mask, trilu_transpose8x8)
+}
+
+TRILU_AVX512 static ptrdiff_t trilu_check_pack4f_avx512(TRILU_CHECK_ARGS)
+{
+    const ptrdiff_t w = 4;
+    TRILU_CHECK_PACK(16, float, _mm512_maskz_loadu_epi32, TRILU_MSTORE4,
+                     TRILU_NEQ_PS, trilu_transpose16x16)
+}
+
+TRILU_AVX512 static ptrdiff_t trilu_check_pack4i_avx512(TRILU_CHECK_ARGS)
+{
+    const ptrdiff_t w = 4;
+    TRILU_CHECK_PACK(16, uint32_t, _mm512_maskz_loadu_epi32, TRILU_MSTORE4,
+                     _mm512_cmpneq_epi32_mask, trilu_transpose16x16)
+}
+
+/* The one of the four for w-byte numbers, floats or not. */
+static ptrdiff_t trilu_check_pack_avx512(ptrdiff_t w, int floats, TRILU_CHECK_ARGS)
+{
+    if (w == 8)
+        return (floats ? trilu_check_pack8f_avx512 : trilu_check_pack8i_avx512)(
+            line, s, row, cols, i0, i1, nonzero);
+    return (floats ? trilu_check_pack4f_avx512 : trilu_check_pack4i_avx512)(
+        line, s, row, cols, i0, i1, nonzero);
+}
+
 /* CPUID says so, and the OS saves the registers (libgcc and compiler-rt
  * check XGETBV for that). */
 static int trilu_avx2_usable(void)
@@ -911,6 +1015,16 @@ TRILU_TILE_STUB(trilu_tile8_avx512)
 TRILU_TILE_STUB(trilu_tile4_avx512)
 TRILU_TILE_STUB(trilu_tile2_avx512)
 TRILU_TILE_STUB(trilu_tile1_avx512)
+
+static ptrdiff_t trilu_check_pack_avx512(ptrdiff_t w, int floats, char *line,
+                                         const char *s, ptrdiff_t row,
+                                         ptrdiff_t cols, ptrdiff_t i0, ptrdiff_t i1,
+                                         ptrdiff_t *nonzero)
+{
+    (void)w; (void)floats; (void)line; (void)s; (void)row; (void)cols; (void)i0;
+    (void)i1; (void)nonzero;
+    return 0;
+}
 
 static int trilu_avx2_usable(void)
 {

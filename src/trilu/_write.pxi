@@ -67,6 +67,10 @@ cdef extern from "_simd.h" nogil:
     void trilu_pack_rows_avx512(char *line, const char *s, Py_ssize_t src_row,
                                 Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t a,
                                 Py_ssize_t b, Py_ssize_t cols, Py_ssize_t w)
+    Py_ssize_t trilu_check_pack_avx512(Py_ssize_t w, bint floats, char *line,
+                                       const char *s, Py_ssize_t row, Py_ssize_t cols,
+                                       Py_ssize_t i0, Py_ssize_t i1,
+                                       Py_ssize_t *nonzero)
     Py_ssize_t trilu_transpose4_avx2(char *t, Py_ssize_t line, const char **s,
                                      Py_ssize_t step, Py_ssize_t lo, Py_ssize_t hi)
     Py_ssize_t trilu_transpose8_avx2(char *t, Py_ssize_t line, const char **s,
@@ -852,6 +856,13 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef const char *src = job.src + so
     cdef const char *x
     cdef char *d
+    if (job.check != NULL and _vectors == AVX512 and w == job.check.part
+            and (w == 4 or w == 8) and job.src_col == w and step == w):
+        # numbers of a register's lanes: a block and its mirror in registers
+        unequal = trilu_check_pack_avx512(w, job.check.floats,
+                                          job.dst + do + packed_line(job, r0, step),
+                                          src, job.src_row, cols, r0, r1, &nonzero)
+        r1 = r0                # (nothing left for the tiles)
     packed_lines(job, &lines, &length, &la, &lb)
     b0 = r0
     while b0 < r1:

@@ -18,6 +18,7 @@
 #if !defined(_WIN32) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE            /* as Python.h does: sched_getcpu, CPU sets */
 #endif
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -866,6 +867,89 @@ static void check_tiles(void)
            trilu_avx512_usable() ? "used" : "not used");
 }
 
+/* The number v as a w-byte float or unsigned integer, to p. */
+static void put_number(unsigned char *p, double v, ptrdiff_t w, int floats)
+{
+    double x8 = v;
+    float x4 = (float)v;
+    uint64_t u8 = (uint64_t)v;
+    uint32_t u4 = (uint32_t)v;
+    memcpy(p, floats ? (w == 8 ? (void *)&x8 : (void *)&x4)
+                     : (w == 8 ? (void *)&u8 : (void *)&u4), (size_t)w);
+}
+
+/* squareform's checked PACK (trilu_check_pack_avx512), of 8- and 4-byte
+ * floats and integers, against element by element copies and comparisons:
+ * n x n matrices (rows padded) of n up to 40, rows [i0, i1) at four splits,
+ * symmetric with a zero diagonal (no difference found), one pair made
+ * unequal, one diagonal element nonzero or NaN (found where its row is
+ * among the rows); those rows' packed lines written, the bytes around
+ * them untouched. */
+static void check_check_pack(void)
+{
+    static unsigned char mat[40 * 43 * 8], got[40 * 40 * 8 + 128],
+        want[40 * 40 * 8 + 128];
+    ptrdiff_t n, w, row, i, j, i0, i1, p, q, at, off, found, nonzero;
+    size_t cases = 0;
+    int f, floats, bad, split, want_found, want_nonzero;
+    if (!trilu_avx512_usable()) {
+        printf("check_pack: AVX-512 not used\n");
+        return;
+    }
+    for (f = 0; f < 4; f++)
+        for (n = 1; n <= 40; n++)
+            for (split = 0; split < 4; split++)
+                for (bad = 0; bad < 4; bad++) {
+                    w = f & 1 ? 4 : 8;
+                    floats = f >> 1;
+                    row = (n + 3) * w;
+                    i0 = split == 1 ? n / 3 : (split == 3 ? n - 1 : 0);
+                    i1 = split == 2 ? n - n / 4 : n;
+                    for (i = 0; i < n; i++)  /* small whole numbers */
+                        for (j = i; j < n; j++) {
+                            put_number(mat + i * row + j * w,
+                                       i == j ? 0.0 : (double)rnd(1000), w, floats);
+                            memcpy(mat + j * row + i * w, mat + i * row + j * w,
+                                   (size_t)w);
+                        }
+                    p = (ptrdiff_t)rnd((unsigned long)n);
+                    q = (ptrdiff_t)rnd((unsigned long)n);
+                    want_found = want_nonzero = 0;
+                    if (bad == 1 && p != q) {  /* one of a pair changed */
+                        mat[p * row + q * w] ^= 0x10;
+                        want_found = min((int)p, (int)q) >= i0 && min((int)p, (int)q) < i1;
+                    } else if (bad >= 2) {     /* a diagonal element: 1, or NaN */
+                        put_number(mat + p * (row + w), bad == 3 && floats ? NAN : 1.0,
+                                   w, floats);
+                        want_found = bad == 3 && floats && p >= i0 && p < i1;
+                        want_nonzero = !want_found && p >= i0 && p < i1;
+                    }
+                    memset(got, 0x5A, sizeof got);
+                    memset(want, 0x5A, sizeof want);
+                    at = off = 64;         /* the packed lines, guarded */
+                    for (i = 0; i < n; i++)
+                        for (j = i + 1; j < n; j++, at += w) {
+                            if (i >= i0 && i < i1)
+                                memcpy(want + at, mat + i * row + j * w, (size_t)w);
+                            if (i < i0)
+                                off += w;  /* (row i0's line) */
+                        }
+                    nonzero = 0;
+                    found = trilu_check_pack_avx512(w, floats,
+                                                    (char *)got + off - (i0 + 1) * w,
+                                                    (const char *)mat, row, n, i0, i1,
+                                                    &nonzero);
+                    CHECK(memcmp(got, want, sizeof got) == 0
+                              && (found != 0) == want_found && nonzero == want_nonzero,
+                          "check_pack w=%d floats=%d n=%d rows [%d, %d) bad=%d "
+                          "at (%d, %d): found %d, nonzero %d", (int)w, floats, (int)n,
+                          (int)i0, (int)i1, bad, (int)p, (int)q, (int)found,
+                          (int)nonzero);
+                    cases++;
+                }
+    printf("check_pack: %d cases, AVX-512 used\n", (int)cases);
+}
+
 int main(int argc, char **argv)
 {
     long calls = argc > 1 ? atol(argv[1]) : 100000;
@@ -888,6 +972,7 @@ int main(int argc, char **argv)
     check_transpose8();
     check_transpose_narrow();
     check_tiles();
+    check_check_pack();
     check_back_to_back(calls);
     check_after_idle();
     check_concurrent(calls / 10);
