@@ -950,6 +950,7 @@ def test_large(
 # square: the mirrored band read across by tiles, both orders
 LARGE_MIRROR = {
     "float64": (np.float64, (700, 700)),
+    "float64-blocks": (np.float64, (500, 500)),  # (column_tile's, on AVX-512)
     "int8": (np.int8, (1500, 1500)),
     "complex128-batch": (np.complex128, (3, 300, 300)),
     "float32-tiny": (np.float32, (20000, 5, 5)),
@@ -977,6 +978,35 @@ def test_large_mirror(
             )  # fmt: skip
             assert_same(call(), want)
             check_out(call, v, want, "F", rng)
+
+
+# (dtype, n): mirrored results of 1 MiB and more, and where each goes on
+# AVX-512: by column_tile's register blocks ("columns"), in cache for their
+# width, or by the tiled walk
+MIRROR_WALKS = [(np.float64, 500, "columns"), (np.float64, 650, "tiled"),
+                (np.float32, 800, "columns"), (np.int16, 1000, "columns"),
+                (np.int16, 1150, "tiled"), (np.int8, 1030, "tiled"),
+                (np.complex64, 400, "columns"), (np.complex128, 300, "tiled")]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", MIRROR_WALKS, ids=str)
+def test_mirror_walk(case: tuple[Any, int, str], rng) -> None:
+    """A mirror of 1 MiB or more goes by column_tile's blocks (COLUMNS) on
+    AVX-512 where they apply (8 bytes or less, not conjugated: that one is
+    test_large_mirror's; of 2 bytes or more) up to 2.5 MiB; else by the
+    tiled walk, as everywhere else. Either way, the oracle's bytes."""
+    from trilu import _kernel  # noqa: PLC0415
+
+    dtype, n, walk = case
+    v = make(dtype, (count(n, n, 1, True),), rng)
+    out = np.empty((n, n), dtype)
+    plan = _kernel.explain_packed(out, v, True, 1, None, mirror=True)
+    avx512 = _kernel._vector_loops() == "avx512"
+    assert plan["method"] == (walk if avx512 else "tiled"), plan
+    assert_same(
+        trilu.unpack(v, n, k=1, mirror=True),
+        unpack_oracle(v, n, n, 1, True, None, "C", True),
+    )
 
 
 # unpacked results of 32 MiB or more, whose rows are written with streaming

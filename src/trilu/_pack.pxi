@@ -125,9 +125,24 @@ cdef inline bint column_tiles(const Job *job, Py_ssize_t r0,
     memsets: unpack(order=F) of 8x100x100 int64 25 -> 28 us.)"""
     cdef Py_ssize_t n = tile_lanes(job.width)
     return (n and _vectors == AVX512 and job.cols >= n and r1 - r0 >= n and (
-        whole_groups(job) or (
-            job.method == COLUMNS and job.mirror and job.xor == NULL
-            and job.src_col == job.width and job.dst_col == job.width)))
+        whole_groups(job) or (job.method == COLUMNS and mirror_tiles(job))))
+
+
+cdef inline bint mirror_tiles(const Job *job) noexcept nogil:
+    """Whether a mirror in cache goes by column_tile: AVX-512, not
+    conjugated, both sides contiguous."""
+    return (tile_lanes(job.width) and _vectors == AVX512 and job.mirror
+            and job.xor == NULL and job.src_col == job.width
+            and job.dst_col == job.width)
+
+
+cdef inline Py_ssize_t mirror_tiled_bytes(const Job *job) noexcept nogil:
+    """The size from which a mirrored UNPACK goes TILED: where column_tile
+    applies to elements of 2 bytes or more, MIRROR_TILE_MAX_BYTES; else
+    TILE_MIN_BYTES, as the element walk's."""
+    if not mirror_tiles(job) or job.width == 1:
+        return TILE_MIN_BYTES
+    return MIRROR_TILE_MAX_BYTES
 
 
 cdef void along_rows(elem_t *tag, const Job *job, const char *src, char *dst,
@@ -821,7 +836,8 @@ cdef Py_ssize_t plan_packed(Job *job, cnp.ndarray mat, const cnp.npy_intp *mat_s
         runs_of(rows, cols, a, b, job.edge)
     job.method = STRIDED
     job.across = False
-    if job.check != NULL or (job.mirror and job.matrix_bytes >= TILE_MIN_BYTES):
+    if job.check != NULL or (job.mirror
+                             and job.matrix_bytes >= mirror_tiled_bytes(job)):
         job.method = TILED     # the transpose read across, in every row
     elif whole_matrices(rows, cols, w, a, b, job.mirror):
         job.method = MATRICES

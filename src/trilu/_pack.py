@@ -706,12 +706,15 @@ def squareform(
         ...
     ValueError: Distance matrix 'X' must be symmetric: X[0, 1] != X[1, 0]
     """
-    if type(X) is not _ndarray and _dispatch.kind(X) is not _dispatch.NUMPY:
+    if type(X) is _ndarray:
+        x = X
+    elif _dispatch.kind(X) is not _dispatch.NUMPY:
         return _dispatch.call(squareform, X, (force, checks), {}, None)
-    x = np.asarray(X)
+    else:
+        x = np.asarray(X)
     if not isinstance(force, str):
         raise TypeError(f"force must be a str, got {type(force).__name__}")
-    mode = force.lower()
+    mode = force if force == "no" else force.lower()
     if x.ndim == 0:  # a scalar is a vector of one, as scipy takes it
         x = x.reshape(1)
     if mode == "tomatrix" and x.ndim != 1:

@@ -53,6 +53,13 @@ cdef enum:
     # sliced one) fits the L2 (512 KiB to 2 MiB on the targets): tiles pay
     # off from this size.
     TILE_MIN_BYTES = 1 << 20
+    # A mirrored UNPACK by register blocks (column_tile) reads its packed
+    # lines across a block's row at a time, half a line or more of elements
+    # of 2 bytes or more (a quarter of one of bytes, which go as before).
+    # The rest of each line waits in cache for the next block down, which
+    # the L2s of 2 threads hold up to this size: the blocks beat the tiled
+    # walk there (the sweep's unpack_mirror and squareform_v classes).
+    MIRROR_TILE_MAX_BYTES = 5 << 19
     # Elements wider than this are a quarter line or more each: the element
     # walk wastes little of each line it reads, and needs no tile.
     TILE_MAX_WIDTH = 8
