@@ -57,17 +57,24 @@ def to_banded(cnp.ndarray src not None, cnp.ndarray dst, Py_ssize_t lower,
     cdef Py_ssize_t brow, bcol
     cdef cnp.ndarray rev
     cdef Allocation how
+    cdef bint zeroed = False, along
     if dst is None:            # (every byte written)
         memcpy(dims, cnp.PyArray_DIMS(src), nd * sizeof(cnp.npy_intp))
         dims[nd - 2] = count
         dst = fresh(src.descr, nd, dims, 0, 0, False, &how)
+        if how == MALLOC:      # small: a memset costs less than a job's plan
+            memset(cnp.PyArray_DATA(dst), 0, cnp.PyArray_NBYTES(dst))
+            zeroed = True
     brow = cnp.PyArray_STRIDES(dst)[nd - 2]
     bcol = cnp.PyArray_STRIDES(dst)[nd - 1]
     # ab's rows reversed: the positions outside the matrices get zeros (in
-    # place, the band kept as it is)
-    rev = sheared(dst, (count - 1) * brow, count, cols, -brow, bcol)
-    band_of(rev, rev, -lower, min(rows - 1 - lower, cols), None, C_ORDER)
-    if magnitude(mcol) <= magnitude(mrow):     # a read along its rows
+    # place, the band kept as it is), unless the memset gave them theirs
+    along = magnitude(mcol) <= magnitude(mrow)
+    if not (zeroed and along):
+        rev = sheared(dst, (count - 1) * brow, count, cols, -brow, bcol)
+    if not zeroed:
+        band_of(rev, rev, -lower, min(rows - 1 - lower, cols), None, C_ORDER)
+    if along:                  # a read along its rows
         band_of(sheared(src, upper * mcol, rows, count, mrow + mcol, -mcol),
                 sheared(dst, upper * bcol, rows, count, bcol, brow - bcol),
                 max(upper - cols + 1, -rows), upper, None, C_ORDER, False, NULL,

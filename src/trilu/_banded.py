@@ -27,9 +27,12 @@ if TYPE_CHECKING:
     from ._typing import AnyArray, ArrayT, ScalarT
 
 _ndarray = np.ndarray
+_MAXSIZE = sys.maxsize  # (a global: no attribute looked up a call)
 
 
 def _sides(lower: Any, upper: Any) -> tuple[int, int]:
+    if type(lower) is int and type(upper) is int and lower >= 0 and upper >= 0:
+        return lower, upper  # (the common case, without two calls)
     return _size(lower, "lower"), _size(upper, "upper")
 
 
@@ -42,7 +45,7 @@ def _matrices(x: np.ndarray, name: str, what: str) -> None:
 
 def _fits(count: int, cols: int, dtype: np.dtype) -> None:
     """Raise MemoryError for band storage of count x cols that no array holds."""
-    if count * max(cols, 1) * max(dtype.itemsize, 1) > sys.maxsize:
+    if count * (cols or 1) * (dtype.itemsize or 1) > _MAXSIZE:
         raise MemoryError(
             f"a {count} x {cols} band storage of {dtype} cannot be allocated"
         )
@@ -274,7 +277,7 @@ def from_banded(
         )
     cols = ab.shape[-1]
     rows = cols if n is None else n
-    if max(rows, rows * cols * ab.dtype.itemsize) > sys.maxsize:
+    if max(rows, rows * cols * ab.dtype.itemsize) > _MAXSIZE:
         raise MemoryError(f"a {rows} x {cols} result of {ab.dtype} cannot be allocated")
     shape = (*ab.shape[:-2], rows, cols)
     value = _validate.fill(fill, ab.dtype) if fill is not None else None
