@@ -259,7 +259,8 @@ cdef Py_ssize_t row_cost(const Job *job, Py_ssize_t r) noexcept nogil:
             kept += (kept_in(job.a, job.b, stop, job.cols)
                      - kept_in(job.a, job.b, e[run], job.cols))
     if job.packed == PACK:         # the kept elements, read and written
-        return 2 * kept
+        # (checked: their mirrors read too, and each pair compared)
+        return (2 if job.check == NULL else 4) * kept
     if job.mirror:
         # a row is a packed line's too: its elements, written along and
         # across (the other triangle, about as many)
