@@ -719,6 +719,11 @@ trilu_transpose16x16(__m512i *r)
  * across the band's edge loads its runs under masks (LOAD(m, p): lanes m
  * from p, f in the others); one wholly outside loads nothing; nothing
  * outside the band is read (a packed line's run ends at the band's edge). */
+#if defined(__clang__)
+#define TRILU_UNROLL _Pragma("clang loop unroll(full)")
+#else
+#define TRILU_UNROLL _Pragma("GCC unroll 16")
+#endif
 #define TRILU_TILE(V, n, f, LOAD, STORE, MSTORE, TRANSPOSE)                  \
     V r[16];                                                                 \
     ptrdiff_t i, j;                                                          \
@@ -732,11 +737,13 @@ trilu_transpose16x16(__m512i *r)
                 continue;                                                    \
             }                                                                \
             all = j + n - 1 - b <= i && j - a + 1 >= i + n;                  \
+            TRILU_UNROLL                                                     \
             for (k = 0; k < n; k++) {  /* run k's rows in the band */        \
                 m = all ? 0xFFFFu : trilu_lanes(j + k - b - i, j + k - a - i + 1, n); \
                 r[k] = LOAD(m, s[j - j0 + k] + w * i);                       \
             }                                                                \
             TRANSPOSE(r);                                                    \
+            TRILU_UNROLL                                                     \
             for (k = 0; k < n; k++)                                          \
                 if (fill != NULL || all)                                     \
                     STORE(d[i - i0 + k] + w * j, r[k]);                      \
