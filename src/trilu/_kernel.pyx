@@ -845,7 +845,9 @@ cdef dict describe(cnp.ndarray src, cnp.ndarray out, Py_ssize_t a, Py_ssize_t b,
         lead=e[3] if lead_kept else e[1], trail=e[4] if lead_kept else e[2],
         lead_kept=lead_kept, bulk_src=p.job.bulk_src, bulk_dst=p.job.bulk_dst,
         stream=p.job.stream, prefetch=p.job.prefetch, vector=p.job.vector,
-        grouped=p.job.method == STRIDED and grouped_rows(&p.job), threads=p.threads,
+        grouped=p.job.method == STRIDED and grouped_rows(&p.job),
+        tiles=p.job.method == STRIDED and grouped_rows(&p.job) and transposed_tiles(
+            &p.job, 0, p.job.rows), threads=p.threads,
         fill="zeros" if p.job.fill.byte == 0 else (
             "byte" if p.job.fill.byte > 0 else "pattern"))
     return info
@@ -859,7 +861,8 @@ def explain(cnp.ndarray src not None, object k, bint upper, cnp.ndarray out=None
     crossed runs, or of tril's filled and crossed ones), the threads,
     streaming, prefetch (rows fetched ahead), vector (crossed rows written
     by _simd.h's row loop), grouped (src read down its columns a line's
-    rows at a time: transposed_rows), and for a fresh result its
+    rows at a time: transposed_rows), tiles (its crossed rows by square
+    blocks in registers: transposed_tile), and for a fresh result its
     strides and the allocation it would get now. Nothing is allocated,
     written or kept. triu(k) is the band (k, None), tril(k) (None, k)."""
     return explain_band(src, k if upper else None, None if upper else k, out, None,

@@ -359,6 +359,8 @@ def test_transposed_reads_go_by_lines(dtype: str) -> None:
     w = np.dtype(dtype).itemsize
     # 1- to 8-byte elements move a block of columns in registers with AVX2
     blocks = w <= 8 and _kernel._vector_loops() != "portable"
+    avx512 = _kernel._vector_loops() == "avx512"
+    tiled = 0
     for stride, cols, grouped in GROUPED:
         if stride % w:
             continue
@@ -373,4 +375,10 @@ def test_transposed_reads_go_by_lines(dtype: str) -> None:
                     assert plan["method"] == "strided"
                     want = w in (1, 2, 4, 8, 16) and (grouped or blocks)
                     assert plan["grouped"] == want, (stride, cols, rows, k, plan)
+                    # 1- and 2-byte elements, whole rows, by 16x16 blocks
+                    tiles = (want and avx512 and w <= 2
+                             and min(plan["rows"], plan["cols"]) >= 16)  # fmt: skip
+                    assert plan["tiles"] == tiles, (stride, cols, rows, k, plan)
+                    tiled += tiles
                     every_mode(x, k, upper)
+    assert bool(tiled) == (avx512 and w <= 2)
