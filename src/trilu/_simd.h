@@ -867,33 +867,22 @@ TRILU_AVX512 static void trilu_tile1_avx512(TRILU_TILE_ARGS)
 #define TRILU_NEQ_PS(u, v)                                                   \
     _mm512_cmp_ps_mask(_mm512_castsi512_ps(u), _mm512_castsi512_ps(v), _CMP_NEQ_UQ)
 
-TRILU_AVX512 static ptrdiff_t trilu_check_pack8f_avx512(TRILU_CHECK_ARGS)
-{
-    const ptrdiff_t w = 8;
-    TRILU_CHECK_PACK(8, double, _mm512_maskz_loadu_epi64, TRILU_MSTORE8,
-                     TRILU_NEQ_PD, trilu_transpose8x8)
-}
+/* One of them: w-byte numbers in blocks of n x n, their type T. */
+#define TRILU_CHECK_FUNCTION(name, n, width, T, LOADZ, MSTORE, NEQ, TRANSPOSE) \
+    TRILU_AVX512 static ptrdiff_t name(TRILU_CHECK_ARGS)                     \
+    {                                                                        \
+        const ptrdiff_t w = width;                                           \
+        TRILU_CHECK_PACK(n, T, LOADZ, MSTORE, NEQ, TRANSPOSE)                \
+    }
 
-TRILU_AVX512 static ptrdiff_t trilu_check_pack8i_avx512(TRILU_CHECK_ARGS)
-{
-    const ptrdiff_t w = 8;
-    TRILU_CHECK_PACK(8, uint64_t, _mm512_maskz_loadu_epi64, TRILU_MSTORE8,
-                     _mm512_cmpneq_epi64_mask, trilu_transpose8x8)
-}
-
-TRILU_AVX512 static ptrdiff_t trilu_check_pack4f_avx512(TRILU_CHECK_ARGS)
-{
-    const ptrdiff_t w = 4;
-    TRILU_CHECK_PACK(16, float, _mm512_maskz_loadu_epi32, TRILU_MSTORE4,
-                     TRILU_NEQ_PS, trilu_transpose16x16)
-}
-
-TRILU_AVX512 static ptrdiff_t trilu_check_pack4i_avx512(TRILU_CHECK_ARGS)
-{
-    const ptrdiff_t w = 4;
-    TRILU_CHECK_PACK(16, uint32_t, _mm512_maskz_loadu_epi32, TRILU_MSTORE4,
-                     _mm512_cmpneq_epi32_mask, trilu_transpose16x16)
-}
+TRILU_CHECK_FUNCTION(trilu_check_pack8f_avx512, 8, 8, double, _mm512_maskz_loadu_epi64,
+                     TRILU_MSTORE8, TRILU_NEQ_PD, trilu_transpose8x8)
+TRILU_CHECK_FUNCTION(trilu_check_pack8i_avx512, 8, 8, uint64_t, _mm512_maskz_loadu_epi64,
+                     TRILU_MSTORE8, _mm512_cmpneq_epi64_mask, trilu_transpose8x8)
+TRILU_CHECK_FUNCTION(trilu_check_pack4f_avx512, 16, 4, float, _mm512_maskz_loadu_epi32,
+                     TRILU_MSTORE4, TRILU_NEQ_PS, trilu_transpose16x16)
+TRILU_CHECK_FUNCTION(trilu_check_pack4i_avx512, 16, 4, uint32_t, _mm512_maskz_loadu_epi32,
+                     TRILU_MSTORE4, _mm512_cmpneq_epi32_mask, trilu_transpose16x16)
 
 /* The one of the four for w-byte numbers, floats or not. */
 static ptrdiff_t trilu_check_pack_avx512(ptrdiff_t w, int floats, TRILU_CHECK_ARGS)
