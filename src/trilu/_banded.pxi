@@ -62,7 +62,9 @@ def to_banded(cnp.ndarray src not None, cnp.ndarray dst, Py_ssize_t lower,
         memcpy(dims, cnp.PyArray_DIMS(src), nd * sizeof(cnp.npy_intp))
         dims[nd - 2] = count
         dst = fresh(src.descr, nd, dims, 0, 0, False, &how)
-        if how == MALLOC:      # small: a memset costs less than a job's plan
+        if how == MALLOC and cnp.PyArray_NBYTES(dst) < NOGIL_MIN_BYTES:
+            # small: a memset of it all costs less than a job's plan for its
+            # corners (about as much as releasing the GIL)
             memset(cnp.PyArray_DATA(dst), 0, cnp.PyArray_NBYTES(dst))
             zeroed = True
     brow = cnp.PyArray_STRIDES(dst)[nd - 2]
