@@ -980,9 +980,9 @@ def test_large_mirror(
             check_out(call, v, want, "F", rng)
 
 
-# (dtype, n): mirrored results of 1 MiB and more, and where each goes on
-# AVX-512: by column_tile's register blocks ("columns"), in cache for their
-# width, or by the tiled walk
+# (dtype, n, walk): mirrored results of 1 MiB and more, and the walk each
+# takes on AVX-512: column_tile's register blocks ("columns") up to 2.5 MiB
+# of elements of 2 to 8 bytes, else the tiled walk
 MIRROR_WALKS = [(np.float64, 500, "columns"), (np.float64, 650, "tiled"),
                 (np.float32, 800, "columns"), (np.int16, 1000, "columns"),
                 (np.int16, 1150, "tiled"), (np.int8, 1030, "tiled"),
@@ -991,10 +991,11 @@ MIRROR_WALKS = [(np.float64, 500, "columns"), (np.float64, 650, "tiled"),
 
 @pytest.mark.parametrize("case", MIRROR_WALKS, ids=str)
 def test_mirror_walk(case: tuple[Any, int, str], rng) -> None:
-    """A mirror of 1 MiB or more goes by column_tile's blocks (COLUMNS) on
-    AVX-512 where they apply (8 bytes or less, not conjugated: that one is
-    test_large_mirror's; of 2 bytes or more) up to 2.5 MiB; else by the
-    tiled walk, as everywhere else. Either way, the oracle's bytes."""
+    """A mirror of 1 MiB or more, not conjugated, of elements of 2 to 8
+    bytes goes by column_tile's blocks (COLUMNS) on AVX-512 up to 2.5 MiB;
+    a larger one, one of other elements and every one without AVX-512 by
+    the tiled walk (conjugated ones: test_large_mirror). Either way, the
+    oracle's bytes."""
     from trilu import _kernel  # noqa: PLC0415
 
     dtype, n, walk = case
