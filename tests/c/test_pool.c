@@ -18,7 +18,6 @@
 #if !defined(_WIN32) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE            /* as Python.h does: sched_getcpu, CPU sets */
 #endif
-#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -867,6 +866,16 @@ static void check_tiles(void)
            trilu_avx512_usable() ? "used" : "not used");
 }
 
+/* A quiet NaN (math.h's NAN would pull in the C runtime's math, which the
+ * MSVC-mode build links without). */
+static double quiet_nan(void)
+{
+    const uint64_t bits = 0x7FF8000000000000ULL;
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
 /* The number v as a w-byte float or unsigned integer, to p. */
 static void put_number(unsigned char *p, double v, ptrdiff_t w, int floats)
 {
@@ -919,7 +928,7 @@ static void check_check_pack(void)
                         mat[p * row + q * w] ^= 0x10;
                         want_found = min((int)p, (int)q) >= i0 && min((int)p, (int)q) < i1;
                     } else if (bad >= 2) {     /* a diagonal element: 1, or NaN */
-                        put_number(mat + p * (row + w), bad == 3 && floats ? NAN : 1.0,
+                        put_number(mat + p * (row + w), bad == 3 && floats ? quiet_nan() : 1.0,
                                    w, floats);
                         want_found = bad == 3 && floats && p >= i0 && p < i1;
                         want_nonzero = !want_found && p >= i0 && p < i1;
