@@ -53,7 +53,10 @@ cdef inline void write_as(elem_t *tag, Writer writer, const Span *s) noexcept no
         else:
             strided_rows(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
     elif writer == TILED_ROWS:
-        tiled_rows(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
+        if checked_blocks(s.job):
+            checked_rows(s.job, s.so, s.do, s.r0, s.r1)
+        else:
+            tiled_rows(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
     elif writer == PACKED_SPAN:
         packed_span(tag, s.job, s.so, s.do, s.r0, s.r1, s.part)
     elif writer == OFFSET_MATRICES:

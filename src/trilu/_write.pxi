@@ -860,6 +860,29 @@ cdef inline bint whole_tiles(const Job *job) noexcept nogil:
         and LINE_BYTES % job.width == 0 and job.dst_row % LINE_BYTES == 0))
 
 
+cdef inline bint checked_blocks(const Job *job) noexcept nogil:
+    """Whether a checked PACK (squareform's) goes by checked_rows: AVX-512,
+    numbers of 4 or 8 bytes, an element each, both sides contiguous."""
+    cdef Py_ssize_t w = job.width
+    return (job.check != NULL and _vectors == AVX512 and w == job.check.part
+            and (w == 4 or w == 8) and job.src_col == w and job.dst_col == w)
+
+
+cdef void checked_rows(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t r0,
+                       Py_ssize_t r1) noexcept nogil:
+    """A checked PACK's rows [r0, r1) where checked_blocks: a block and its
+    mirror in registers at a time (trilu_check_pack_avx512), what differs
+    counted into job.found as tiled_rows counts it."""
+    cdef Py_ssize_t nonzero = 0, unequal = trilu_check_pack_avx512(
+        job.width, job.check.floats,
+        job.dst + do + packed_line(job, r0, job.width), job.src + so, job.src_row,
+        job.cols, r0, r1, &nonzero)
+    if unequal:
+        trilu_fetch_add(&job.found[0], unequal)
+    if nonzero:
+        trilu_fetch_add(&job.found[1], nonzero)
+
+
 cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                      Py_ssize_t r0, Py_ssize_t r1, Part part) noexcept nogil:
     """Rows [r0, r1) of a TILED job, the one transposed walk, a strip of
@@ -898,13 +921,6 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
     cdef const char *src = job.src + so
     cdef const char *x
     cdef char *d
-    if (job.check != NULL and _vectors == AVX512 and w == job.check.part
-            and (w == 4 or w == 8) and job.src_col == w and step == w):
-        # numbers of a register's lanes: a block and its mirror in registers
-        unequal = trilu_check_pack_avx512(w, job.check.floats,
-                                          job.dst + do + packed_line(job, r0, step),
-                                          src, job.src_row, cols, r0, r1, &nonzero)
-        r1 = r0                # (nothing left for the tiles)
     packed_lines(job, &lines, &length, &la, &lb)
     b0 = r0
     while b0 < r1:
