@@ -39,8 +39,9 @@ cdef enum:
     # AVX2's rows of triu and tril, each ANDed with a window of a ramp (no
     # mask read beyond it), cost less than the keep-mask AND from eight
     # vectors a row on: below, the row's fixed cost (its window, the loop's
-    # exit, the overlapping last vector) outweighs the mask's loads. Up to
-    # the ramp's 512 bytes; longer rows are a fill and a memcpy each.
+    # exit, the overlapping last vector) outweighs the mask's loads. From
+    # VECTOR_ROW_MIN_BYTES, as AVX-512's, where the mask would come from L2.
+    # Up to the ramp's 512 bytes; longer rows are a fill and a memcpy each.
     EDGE_ROW_BYTES = 256
     # A matrix this small is ANDed whole, a block of MASK_BLOCK_BYTES of
     # consecutive matrices per pass: its runs would cost three calls, where
@@ -420,12 +421,12 @@ cdef inline bint row_loop(Py_ssize_t row, bint one_edge,
     bytes, of a band whose crossed rows all keep their end or all their
     start (one_edge) or not, of a source whose elements outside the band
     may not be read (band_only) or may: AVX-512's any, AVX2's triu's and
-    tril's from EDGE_ROW_BYTES to its ramp's length, which reads src's rows
-    whole."""
+    tril's from VECTOR_ROW_MIN_BYTES (where masked_rows leaves them to it)
+    to its ramp's length, which reads src's rows whole."""
     if _vectors == AVX512:
         return True
     return (_vectors == AVX2 and one_edge and not band_only
-            and EDGE_ROW_BYTES <= row <= TRILU_RAMP)
+            and VECTOR_ROW_MIN_BYTES <= row <= TRILU_RAMP)
 
 
 cdef Py_ssize_t plan(Job *job, cnp.ndarray src, const cnp.npy_intp *dst_strides,

@@ -406,7 +406,27 @@ def test_kept_masks_are_the_jobs_own() -> None:
             assert _kernel._mask_builds() == before + built
 
 
-def test_in_cache_matrices_take_the_in_cache_walks() -> None:
+@pytest.mark.parametrize("level", list(LEVELS))
+def test_in_cache_matrices_take_the_in_cache_walks(level: str) -> None:
+    """in_cache_walks at each level of _simd.h's loops."""
+    if level == "widest":
+        in_cache_walks()
+        return
+    from _cases import run_python  # noqa: PLC0415 (as above)
+
+    proc = run_python(
+        f"""
+        import sys
+        sys.path[:0] = [{str(Path(__file__).parent)!r}, {str(Path(__file__).parents[1])!r}]
+        from test_spans import in_cache_walks
+        in_cache_walks()
+        """,
+        **LEVELS[level],
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def in_cache_walks() -> None:
     """The plans of matrices in cache: rows under 512 bytes whose mask fits
     the kept slot are ANDed with it, but for rows the level's row loop
     writes in one loop each (AVX-512's, or AVX2's triu and tril rows up to
@@ -415,6 +435,8 @@ def test_in_cache_matrices_take_the_in_cache_walks() -> None:
     longer rows are copied without fetching rows ahead, which only a source
     beyond the L2 does."""
     always, outgrown = _kernel._vector_row_bytes()
+    # each level's row loop, where it has one, from the shorter length
+    assert _kernel._row_loop(outgrown, True) == (_kernel._vector_loops() != "portable")
     for dtype, n in [("int8", 64), ("int8", 256), ("float32", 64), ("float64", 22),
                      ("int16", 127), ("int16", 95), ("float64", 45), ("int8", 128),
                      ("float32", 40), ("int8", 96)]:  # fmt: skip
