@@ -129,26 +129,38 @@ def test_concurrent_allocation_and_free() -> None:
         list(pool.map(run, range(4)))
 
 
-def test_every_block_is_64_byte_aligned() -> None:
-    """trilu's handlers align every block to 64 bytes (XLA's CPU client takes
-    only such memory in place): recycled blocks, zero pages, calloc's, and
-    the aligned handler's, of every size, resized up and down (realloc) with
-    their bytes kept."""
+def aligned(a: np.ndarray) -> bool:
+    """Whether a block of trilu's handlers is aligned as they align it: to
+    64 bytes (XLA's CPU client takes only such memory in place), and a
+    large one to a page (apart from numpy's large arrays, 16 bytes into
+    theirs: no 4K aliasing between a source and its result)."""
+    page = a.nbytes >= _kernel.PAGE_ALIGN_MIN
+    return address(a) % (4096 if page else 64) == 0
+
+
+def test_every_block_is_aligned() -> None:
+    """trilu's handlers align every block (aligned): recycled blocks,
+    calloc's, and the aligned handler's, of every size, resized up and
+    down (realloc) across the page's threshold with their bytes kept; zero
+    pages' to 64 bytes (after their header)."""
     x = np.ones(SHAPE)
-    for k in (0, 2000):  # a spare block or calloc, and zero pages
-        for _ in range(2):  # the second from the first's spare block
-            assert address(trilu.triu(x, k)) % 64 == 0
+    for _ in range(2):  # a spare block or calloc, the second from the first's
+        assert aligned(trilu.triu(x))
+        assert address(trilu.triu(x, 2000)) % 64 == 0  # zero pages
     previous = _kernel.use_handler(_kernel.ALIGNED)
     try:
         blocks = [np.arange(n, dtype=np.uint8) for n in range(300)]
-        blocks += [np.arange(n, dtype=np.uint8) for n in (1 << 17, 5 << 20, 40 << 20)]
+        edge = _kernel.PAGE_ALIGN_MIN
+        blocks += [np.arange(n, dtype=np.uint8)
+                   for n in (edge - 1, edge, edge + 5000, 5 << 20, 40 << 20)]  # fmt: skip
         for a in blocks:
             n = a.size
             assert get_handler_name(a) == "trilu_aligned"
-            assert address(a) % 64 == 0
+            assert aligned(a)
             a.resize(3 * n + 1000, refcheck=False)  # numpy zeroes what it adds
+            assert aligned(a)
             a.resize(a.size // 5 + 7, refcheck=False)
-            assert address(a) % 64 == 0
+            assert aligned(a)
             kept = min(n, a.size)
             assert (a[:kept] == np.arange(kept).astype(np.uint8)).all()
             assert not a[kept:].any()

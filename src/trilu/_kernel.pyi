@@ -7,6 +7,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 STREAMING: bool
 ALIGNED: object
+PAGE_ALIGN_MIN: int
 
 def band(
     src: np.ndarray,

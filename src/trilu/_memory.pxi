@@ -4,6 +4,7 @@
 cdef extern from "_recycle.h":
     enum: TRILU_RECYCLE_MIN
     enum: TRILU_CALLOC_MIN
+    enum: TRILU_PAGE_ALIGN_MIN
     bint trilu_spare_fits(size_t size) nogil
     object trilu_recycler_capsule(int hugepages)
     object trilu_zero_pages_capsule()
@@ -24,6 +25,8 @@ if os.environ.get("TRILU_RECYCLE", "").strip() != "0":
 # other): malloc's blocks, aligned (_recycle.h). Results from trilu's other
 # handlers are aligned already; this one serves the rest.
 ALIGNED = trilu_aligned_capsule()
+# Blocks of trilu's handlers this big start a page (_recycle.h), for tests.
+PAGE_ALIGN_MIN = TRILU_PAGE_ALIGN_MIN
 
 
 def use_handler(object handler):

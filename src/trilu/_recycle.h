@@ -3,7 +3,8 @@
  *
  * Every block they give is 64-byte aligned (trilu_aligned below): XLA's CPU
  * client takes a buffer in place only so aligned, and copies any other,
- * where malloc aligns to 16.
+ * where malloc aligns to 16. Large blocks start a page, away from where
+ * numpy's own start within theirs (TRILU_PAGE_ALIGN_MIN).
  *
  * The recycling handler (Linux): its free keeps the last two blocks freed
  * (two: results made in pairs, as triu_indices' rows and columns) for the
@@ -34,63 +35,97 @@
 #define TRILU_RECYCLE 0
 #endif
 
-/* 64-byte aligned blocks, on every platform: malloc's, TRILU_ALIGN bytes
- * longer, shifted up to the next multiple of TRILU_ALIGN; the byte before the
- * block holds the shift (1 to TRILU_ALIGN), which free and realloc undo. */
-#define TRILU_ALIGN 64
+/* Aligned blocks, on every platform: 64 bytes (TRILU_ALIGN), and a page
+ * (TRILU_PAGE) from TRILU_PAGE_ALIGN_MIN on. Malloc's block is longer by the
+ * alignment and a size_t, the block shifted up to the next aligned address
+ * with room for the size_t before it, which holds the shift; free and
+ * realloc undo it. */
+#define TRILU_ALIGN 64         /* XLA's CPU client takes only such buffers */
+#define TRILU_PAGE 4096
+/* glibc's default mmap threshold: numpy's arrays this big start 16 bytes into
+ * a page (mmap's chunk header), and a result 64-byte aligned would start 48
+ * bytes after its source within a page. A copy whose destination runs a
+ * little ahead of its source modulo 4 KiB stalls each load on the store
+ * before it (4K aliasing); a result at a page's start runs 16 bytes behind. */
+#define TRILU_PAGE_ALIGN_MIN ((size_t)128 << 10)
 
-static void *trilu_align(char *p)
+static size_t trilu_alignment(size_t size)
+{
+    return size >= TRILU_PAGE_ALIGN_MIN ? TRILU_PAGE : TRILU_ALIGN;
+}
+
+/* The shift from malloc's block at p to an aligned block of size bytes. */
+static size_t trilu_shift_for(const char *p, size_t size)
+{
+    size_t a = trilu_alignment(size);
+    return a - ((uintptr_t)p + sizeof(size_t) - 1) % a + sizeof(size_t) - 1;
+}
+
+static void *trilu_align(char *p, size_t size)
 {
     size_t shift;
     if (p == NULL)
         return NULL;
-    shift = TRILU_ALIGN - (uintptr_t)p % TRILU_ALIGN;
-    p[shift - 1] = (char)shift;
+    shift = trilu_shift_for(p, size);
+    memcpy(p + shift - sizeof(size_t), &shift, sizeof(size_t));
     return p + shift;
 }
 
-static char *trilu_unshift(void *ptr)
+/* The shift of the block at ptr, kept in the size_t before it. */
+static size_t trilu_shift(const void *ptr)
 {
-    return (char *)ptr - ((unsigned char *)ptr)[-1];
+    size_t shift;
+    memcpy(&shift, (const char *)ptr - sizeof(size_t), sizeof(size_t));
+    return shift;
+}
+
+/* malloc's bytes for a block of size bytes, or 0 where they overflow. */
+static size_t trilu_padded(size_t size)
+{
+    size_t pad = trilu_alignment(size) + sizeof(size_t);
+    return size > SIZE_MAX - pad ? 0 : size + pad;
 }
 
 static void *trilu_aligned_malloc(size_t size)
 {
-    if (size > SIZE_MAX - TRILU_ALIGN)
-        return NULL;
-    return trilu_align((char *)malloc(size + TRILU_ALIGN));
+    size_t n = trilu_padded(size);
+    return n ? trilu_align((char *)malloc(n), size) : NULL;
 }
 
 static void *trilu_aligned_calloc(size_t nelem, size_t elsize)
 {
-    if (elsize != 0 && nelem > (SIZE_MAX - TRILU_ALIGN) / elsize)
+    size_t n;
+    if (elsize != 0 && nelem > SIZE_MAX / elsize)
         return NULL;
-    return trilu_align((char *)calloc(1, nelem * elsize + TRILU_ALIGN));
+    n = trilu_padded(nelem * elsize);
+    return n ? trilu_align((char *)calloc(1, n), nelem * elsize) : NULL;
 }
 
 static void *trilu_aligned_realloc(void *ptr, size_t size)
 {
     char *p;
-    size_t shift, moved;
+    size_t shift, moved, n;
     if (ptr == NULL)
         return trilu_aligned_malloc(size);
-    if (size > SIZE_MAX - TRILU_ALIGN)
+    shift = trilu_shift(ptr);
+    n = trilu_padded(size);
+    if (n == 0 || size > SIZE_MAX - shift)
         return NULL;
-    shift = ((unsigned char *)ptr)[-1];
-    p = (char *)realloc(trilu_unshift(ptr), size + TRILU_ALIGN);
+    /* room for the bytes at the old shift too, until they are moved */
+    p = (char *)realloc((char *)ptr - shift, n > size + shift ? n : size + shift);
     if (p == NULL)
         return NULL;
-    moved = TRILU_ALIGN - (uintptr_t)p % TRILU_ALIGN;
+    moved = trilu_shift_for(p, size);
     if (moved != shift)        /* realloc kept the bytes, not their alignment */
         memmove(p + moved, p + shift, size);
-    p[moved - 1] = (char)moved;
+    memcpy(p + moved - sizeof(size_t), &moved, sizeof(size_t));
     return p + moved;
 }
 
 static void trilu_aligned_free(void *ptr)
 {
     if (ptr != NULL)
-        free(trilu_unshift(ptr));
+        free((char *)ptr - trilu_shift(ptr));
 }
 
 static void *trilu_aligned_malloc_ctx(void *ctx, size_t size)
