@@ -810,7 +810,7 @@ cdef dict describe(cnp.ndarray src, cnp.ndarray out, Py_ssize_t a, Py_ssize_t b,
     cdef int nd = cnp.PyArray_NDIM(src)
     cdef dict info = {}
     cdef Py_ssize_t *e = p.job.edge
-    cdef bint lead_kept
+    cdef bint lead_kept, grouped
     cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
     cdef Py_ssize_t nb = folds(src, out, order, fill, strides)
     cdef object wide
@@ -838,6 +838,7 @@ cdef dict describe(cnp.ndarray src, cnp.ndarray out, Py_ssize_t a, Py_ssize_t b,
         return info
     # triu's and tril's two runs: kept then crossed (upper), or the reverse
     lead_kept = e[1] == 0 and e[2] == 0
+    grouped = p.job.method == STRIDED and grouped_rows(&p.job)
     info.update(
         method=_METHODS[p.job.method], matrices=p.nb, rows=p.job.rows,
         cols=p.job.cols, band=(p.job.a, p.job.b),
@@ -845,9 +846,8 @@ cdef dict describe(cnp.ndarray src, cnp.ndarray out, Py_ssize_t a, Py_ssize_t b,
         lead=e[3] if lead_kept else e[1], trail=e[4] if lead_kept else e[2],
         lead_kept=lead_kept, bulk_src=p.job.bulk_src, bulk_dst=p.job.bulk_dst,
         stream=p.job.stream, prefetch=p.job.prefetch, vector=p.job.vector,
-        grouped=p.job.method == STRIDED and grouped_rows(&p.job),
-        tiles=p.job.method == STRIDED and grouped_rows(&p.job) and transposed_tiles(
-            &p.job, 0, p.job.rows), threads=p.threads,
+        grouped=grouped, tiles=grouped and transposed_tiles(&p.job, 0, p.job.rows),
+        threads=p.threads,
         fill="zeros" if p.job.fill.byte == 0 else (
             "byte" if p.job.fill.byte > 0 else "pattern"))
     return info

@@ -409,9 +409,8 @@ cdef inline bint transposed_tiles(const Job *job, Py_ssize_t r0,
     """Whether transposed_rows' crossed rows [r0, r1) go by transposed_tile:
     AVX-512, elements of 1 or 2 bytes, rows written whole (the fill with
     the tiles), a block's rows and columns at least. (The groups' AVX2
-    blocks stay faster for 4- and 8-byte elements, mirror of 300x300
-    float64 18.9 against 24.2 us, and for a mirror's band alone, 1000x1000
-    int8 43 against 48.)"""
+    blocks measured faster for 4- and 8-byte elements, and for a mirror's
+    band alone: 3ff8b65's A/B.)"""
     cdef Py_ssize_t n = tile_lanes(job.width)
     return (n and _vectors == AVX512 and job.width <= 2 and job.fill_rest
             and job.cols >= n and r1 - r0 >= n)
@@ -860,6 +859,16 @@ cdef inline bint whole_tiles(const Job *job) noexcept nogil:
         and LINE_BYTES % job.width == 0 and job.dst_row % LINE_BYTES == 0))
 
 
+cdef inline void add_found(const Job *job, Py_ssize_t unequal,
+                           Py_ssize_t nonzero) noexcept nogil:
+    """A checked PACK's counts into job.found, from any thread: pairs that
+    differ, nonzero diagonal elements."""
+    if unequal:
+        trilu_fetch_add(&job.found[0], unequal)
+    if nonzero:
+        trilu_fetch_add(&job.found[1], nonzero)
+
+
 cdef inline bint checked_blocks(const Job *job) noexcept nogil:
     """Whether a checked PACK (squareform's) goes by checked_rows: AVX-512,
     numbers of 4 or 8 bytes, an element each, both sides contiguous."""
@@ -872,15 +881,12 @@ cdef void checked_rows(const Job *job, Py_ssize_t so, Py_ssize_t do, Py_ssize_t 
                        Py_ssize_t r1) noexcept nogil:
     """A checked PACK's rows [r0, r1) where checked_blocks: a block and its
     mirror in registers at a time (trilu_check_pack_avx512), what differs
-    counted into job.found as tiled_rows counts it."""
+    counted (add_found)."""
     cdef Py_ssize_t nonzero = 0, unequal = trilu_check_pack_avx512(
         job.width, job.check.floats,
         job.dst + do + packed_line(job, r0, job.width), job.src + so, job.src_row,
         job.cols, r0, r1, &nonzero)
-    if unequal:
-        trilu_fetch_add(&job.found[0], unequal)
-    if nonzero:
-        trilu_fetch_add(&job.found[1], nonzero)
+    add_found(job, unequal, nonzero)
 
 
 cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
@@ -1026,10 +1032,7 @@ cdef void tiled_rows(elem_t *tag, const Job *job, Py_ssize_t so, Py_ssize_t do,
                             job.fill.pattern if whole else NULL)
             c0 = c1
         b0 = b1
-    if unequal:
-        trilu_fetch_add(&job.found[0], unequal)
-    if nonzero:
-        trilu_fetch_add(&job.found[1], nonzero)
+    add_found(job, unequal, nonzero)
 
 
 cdef inline void contiguous_rows(const Job *job, Py_ssize_t so, Py_ssize_t do,
